@@ -1,0 +1,76 @@
+import type { Command } from 'commander';
+import { startSimulator } from '../../simulator/index.js';
+import { durationArgument, portArgument, positiveIntegerArgument } from '../arguments.js';
+import type { CliContext } from '../context.js';
+import { writeLine } from '../io.js';
+
+interface SimulateOptions {
+  host: string;
+  port: number;
+  vehicles: number;
+  robots: number;
+  seed: number;
+  clientId: string;
+  clientSecret: string;
+  powerDelay: number;
+  behaviours: boolean;
+  behaviourInterval: number;
+  tokenTtl: number;
+}
+
+export function registerSimulateCommand(program: Command, context: CliContext): void {
+  program
+    .command('simulate')
+    .description('serve a simulated fleet service (token issuer, /v1 vehicles, robot gateway) on loopback')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', portArgument, 8080)
+    .option('--vehicles <n>', 'number of vehicles', positiveIntegerArgument, 20)
+    .option('--robots <n>', 'number of robots', positiveIntegerArgument, 5)
+    .option(
+      '--seed <n>',
+      'seed of the generated fleet; the same seed gives the same fleet',
+      positiveIntegerArgument,
+      1,
+    )
+    .option('--client-id <id>', 'client id the token issuer accepts', 'fleetwatch-demo')
+    .option('--client-secret <secret>', 'client secret the token issuer accepts', 'demo-secret')
+    .option('--power-delay <duration>', 'how long a power command takes to complete', durationArgument, 3_000)
+    .option('--token-ttl <duration>', 'lifetime of issued tokens', durationArgument, 3_600_000)
+    .option('--no-behaviours', 'keep the fleet still: no VPN flaps, health changes or lease changes')
+    .option(
+      '--behaviour-interval <duration>',
+      'how often the fleet changes by itself',
+      durationArgument,
+      5_000,
+    )
+    .addHelpText(
+      'after',
+      '\nThe control API under /_sim/ sets any state and injects faults; see the README.\nIt has no authentication: keep the simulator on loopback.',
+    )
+    .action(async (options: SimulateOptions) => {
+      const { io } = context;
+      const simulator = await startSimulator({
+        host: options.host,
+        port: options.port,
+        seed: options.seed,
+        vehicles: options.vehicles,
+        robots: options.robots,
+        clients: [{ id: options.clientId, secret: options.clientSecret }],
+        powerDelayMs: options.powerDelay,
+        tokenTtlSeconds: Math.max(1, Math.round(options.tokenTtl / 1000)),
+        behaviours: options.behaviours ? { intervalMs: options.behaviourInterval } : false,
+        logger: context.logger(),
+      });
+      writeLine(
+        io.stderr,
+        `simulated fleet of ${options.vehicles} vehicles and ${options.robots} robots at ${simulator.url}` +
+          ` (client id "${options.clientId}"); Ctrl-C stops it`,
+      );
+      writeLine(io.stdout, simulator.url);
+      await new Promise<void>((resolve) => {
+        if (io.signal.aborted) resolve();
+        io.signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+      await simulator.close();
+    });
+}

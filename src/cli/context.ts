@@ -1,0 +1,56 @@
+import { type Config, loadConfig } from '../config/index.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { secrets } from '../log/secrets.js';
+import { createUpstream, type Upstream } from '../upstream/index.js';
+import { ExitCode } from './exit-codes.js';
+import type { CliIo } from './io.js';
+
+export interface GlobalOptions {
+  config?: string;
+  logLevel?: string;
+}
+
+/** What a command needs, made on first use: a command that never talks upstream never reads the config. */
+export class CliContext {
+  readonly io: CliIo;
+  /** Set by a command that finished without throwing but did not succeed (a --wait that timed out). */
+  exitCode: number = ExitCode.ok;
+  readonly #options: () => GlobalOptions;
+  #config: Config | undefined;
+  #logger: Logger | undefined;
+  #upstream: Upstream | undefined;
+
+  constructor(io: CliIo, options: () => GlobalOptions) {
+    this.io = io;
+    this.#options = options;
+  }
+
+  config(): Config {
+    this.#config ??= loadConfig(this.#options().config, this.io.env, secrets);
+    return this.#config;
+  }
+
+  logger(): Logger {
+    if (!this.#logger) {
+      const fromConfig = this.#config?.log;
+      this.#logger = createLogger({
+        level: this.#options().logLevel ?? fromConfig?.level ?? 'warn',
+        format: fromConfig?.format ?? 'auto',
+      });
+    }
+    return this.#logger;
+  }
+
+  upstream(): Upstream {
+    if (!this.#upstream) {
+      const config = this.config();
+      this.#upstream = createUpstream({ config: config.upstream, logger: this.logger() });
+    }
+    return this.#upstream;
+  }
+
+  async close(): Promise<void> {
+    await this.#upstream?.close();
+    this.#upstream = undefined;
+  }
+}

@@ -1,0 +1,46 @@
+import { CommanderError } from 'commander';
+import { ConfigError } from '../config/index.js';
+import { secrets } from '../log/secrets.js';
+import { AuthenticationError, NotFoundError, UnauthorizedError, UpstreamError } from '../upstream/errors.js';
+import { ExitCode } from './exit-codes.js';
+import type { CliIo } from './io.js';
+
+/**
+ * Turns anything a command threw into lines on stderr and an exit status. User mistakes and
+ * upstream answers get one line each; only a fault in fleetwatch itself shows a stack, and only
+ * with FLEETWATCH_DEBUG set.
+ */
+export function reportError(error: unknown, io: CliIo): number {
+  const say = (text: string) => io.stderr.write(`fleetwatch: ${secrets.scrub(text)}\n`);
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (or the help text).
+    return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+  }
+  if (error instanceof ConfigError) {
+    const source = error.message.slice(0, error.message.indexOf(': '));
+    for (const problem of error.problems) say(`${source}: ${problem}`);
+    return ExitCode.usage;
+  }
+  if (error instanceof AuthenticationError || error instanceof UnauthorizedError) {
+    say(error.message);
+    return ExitCode.auth;
+  }
+  if (error instanceof NotFoundError) {
+    say(error.message);
+    return ExitCode.notFound;
+  }
+  if (error instanceof UpstreamError) {
+    say(error.message);
+    return ExitCode.failed;
+  }
+  if (io.signal.aborted) {
+    say('interrupted');
+    return ExitCode.interrupted;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  say(message);
+  if (io.env.FLEETWATCH_DEBUG && error instanceof Error && error.stack) {
+    io.stderr.write(`${secrets.scrub(error.stack)}\n`);
+  }
+  return ExitCode.failed;
+}

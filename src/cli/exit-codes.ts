@@ -1,0 +1,18 @@
+/** Exit statuses of every command; scripts branch on them, so they never change meaning. */
+export const ExitCode = {
+  ok: 0,
+  /** The upstream refused or failed the operation (other than the reasons below). */
+  failed: 1,
+  /** Bad command line or configuration. */
+  usage: 2,
+  /** The token issuer rejected the credentials, or the API rejected the token. */
+  auth: 3,
+  /** The vehicle or robot does not exist, is not granted to this client, or cannot do this. */
+  notFound: 4,
+  /** `--wait` gave up before the vehicle reported the requested state. */
+  timedOut: 5,
+  /** Stopped by SIGINT or SIGTERM. */
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

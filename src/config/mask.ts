@@ -1,0 +1,36 @@
+import { REDACTED, type SecretRegistry } from '../log/secrets.js';
+import type { Config } from './schema.js';
+
+/** The effective config as `config check` prints it: every secret replaced, everything else as used. */
+export function maskConfig(config: Config): Config {
+  return {
+    ...config,
+    upstream: { ...config.upstream, client_secret: REDACTED },
+    redis: { ...config.redis, url: maskUrlPassword(config.redis.url) },
+  };
+}
+
+/** Hands every secret in the config to the registry that scrubs logs and error messages. */
+export function registerConfigSecrets(config: Config, registry: SecretRegistry): void {
+  registry.add(config.upstream.client_secret);
+  registry.add(urlPassword(config.redis.url));
+}
+
+function urlPassword(url: string): string | undefined {
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function maskUrlPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = REDACTED;
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}

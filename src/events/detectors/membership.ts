@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { atLeastOne, DEFAULT_DETECTOR_OPTIONS, type MembershipOptions, readOptions } from '../detector-options.js';
+import type { Detector, EventDraft } from '../types.js';
+import { type Clock, defineDetector, isoOf, isRecord } from './define.js';
+
+/**
+ * Membership of a list (vehicles the client may access, robots of the caller), shared by
+ * `vehicle-membership` and `robot-membership`.
+ *
+ * Value: the whole list, as ids. Entries may be id strings or objects with a string `id` or
+ * `deviceId` (a `VehicleSummary[]` or `RobotSummary[]` can be passed as is); other entries are
+ * ignored, and a value that is not an array is ignored entirely.
+ *
+ * The first list is the baseline: no `discovered` for what is already there. Afterwards a new id
+ * is discovered at once; an id is removed after `removeAfter` consecutive lists without it, so
+ * one odd list does not churn (reappearing before that resets its count, silently). A failed list
+ * changes nothing. The drafts name the entity in `data.vehicleId` / `data.deviceId`: the caller
+ * takes the CloudEvents subject from there (`toFleetEvent` does).
+ */
+
+export interface MembershipState {
+  v: 1;
+  /** Ids currently known (present, or missing fewer than `removeAfter` times), sorted; null before the first list. */
+  known: string[] | null;
+  /** Known ids missing from the latest lists: how many in a row, since when (epoch ms). */
+  missing: { id: string; count: number; since: number }[];
+}
+
+const stateSchema = z.object({
+  v: z.literal(1),
+  known: z.array(z.string()).nullable(),
+  missing: z.array(
+    z.object({ id: z.string(), count: z.number().int().positive(), since: z.number().finite() }),
+  ),
+});
+
+export type MembershipValue = ReadonlyArray<string | { id?: string; deviceId?: string }>;
+
+export interface MembershipEvents {
+  discovered(id: string): EventDraft;
+  removed(id: string, detail: { missingSince: string; missedLists: number }): EventDraft;
+}
+
+function idsOf(value: unknown): Set<string> | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const ids = new Set<string>();
+  for (const entry of value) {
+    const id = typeof entry === 'string' ? entry : isRecord(entry) ? (entry.id ?? entry.deviceId) : undefined;
+    if (typeof id === 'string' && id !== '') ids.add(id);
+  }
+  return ids;
+}
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function onList(
+  state: MembershipState,
+  value: unknown,
+  clock: Clock,
+  options: MembershipOptions,
+  make: MembershipEvents,
+) {
+  const ids = idsOf(value);
+  if (ids === undefined) return { state, events: [] };
+  if (state.known === null) return { state: { v: 1 as const, known: [...ids].sort(byCodeUnit), missing: [] }, events: [] };
+
+  const removeAfter = atLeastOne(options.removeAfter);
+  const known = new Set(state.known);
+  const missing = new Map(state.missing.map((entry) => [entry.id, entry]));
+  const discovered: EventDraft[] = [];
+  const removed: EventDraft[] = [];
+  const nextKnown: string[] = [];
+  const nextMissing: MembershipState['missing'] = [];
+
+  for (const id of [...new Set([...known, ...ids])].sort(byCodeUnit)) {
+    if (ids.has(id)) {
+      if (!known.has(id)) discovered.push(make.discovered(id));
+      nextKnown.push(id);
+      continue;
+    }
+    const before = missing.get(id);
+    const count = (before?.count ?? 0) + 1;
+    const since = before?.since ?? clock.at;
+    if (count >= removeAfter) {
+      removed.push(make.removed(id, { missingSince: isoOf(since), missedLists: count }));
+    } else {
+      nextKnown.push(id);
+      nextMissing.push({ id, count, since });
+    }
+  }
+  return { state: { v: 1 as const, known: nextKnown, missing: nextMissing }, events: [...discovered, ...removed] };
+}
+
+export function createMembershipDetector(
+  make: MembershipEvents,
+): Detector<MembershipState, MembershipValue, Partial<MembershipOptions>> {
+  return defineDetector<MembershipState, MembershipValue, MembershipOptions>({
+    initial: () => ({ v: 1, known: null, missing: [] }),
+    parseState: (raw) => {
+      const parsed = stateSchema.safeParse(raw);
+      return parsed.success ? parsed.data : undefined;
+    },
+    options: (raw) => readOptions(raw, DEFAULT_DETECTOR_OPTIONS.vehicleMembership),
+    onValue: (state, value, clock, options) => onList(state, value, clock, options, make),
+    onError: (state) => ({ state, events: [] }),
+  });
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { atLeastOne, type ThresholdOptions } from '../detector-options.js';
+
+/**
+ * The one consecutive-threshold state machine behind every fire/resolve pair (VPN, reachability,
+ * robot health, upstream health).
+ *
+ * An incident fires after `failureThreshold` consecutive bad observations and resolves after
+ * `successThreshold` consecutive good ones; anything in between resets the opposing streak, so a
+ * flap shorter than the threshold produces nothing. The incident starts at the first bad
+ * observation of the streak that fired and ends at the first good observation of the streak that
+ * resolved it; that span is the reported duration.
+ *
+ * Baseline: the first good observation settles "healthy" silently. A first observation that is
+ * bad counts towards the threshold like any other, so a vehicle already offline when fleetwatch
+ * starts is reported once the threshold is met (with `previousKnown: false`, since it was never
+ * seen healthy); until then a good observation settles "healthy" silently.
+ */
+
+export interface ThresholdState {
+  /** Whether the incident is open; null until the first good observation or the first firing. */
+  alerting: boolean | null;
+  /** Consecutive observations against the settled status (bad while not alerting, good while alerting). */
+  streak: number;
+  /** Observation time (epoch ms) of the streak's first observation; null when `streak` is 0. */
+  streakSince: number | null;
+  /** While alerting: when the incident started (epoch ms). */
+  incidentSince: number | null;
+}
+
+export const thresholdStateSchema = z.object({
+  alerting: z.boolean().nullable(),
+  streak: z.number().int().nonnegative(),
+  streakSince: z.number().finite().nullable(),
+  incidentSince: z.number().finite().nullable(),
+});
+
+export type ThresholdTransition =
+  | {
+      kind: 'fired';
+      /** When the incident started. */
+      since: number;
+      /** Consecutive bad observations that fired it. */
+      count: number;
+      /** False when no good observation was ever seen (the condition predates the baseline). */
+      previousKnown: boolean;
+    }
+  | { kind: 'resolved'; since: number; until: number; durationMs: number };
+
+export interface ThresholdStep {
+  state: ThresholdState;
+  transition: ThresholdTransition | null;
+}
+
+const SETTLED_HEALTHY: ThresholdState = { alerting: false, streak: 0, streakSince: null, incidentSince: null };
+
+export function stepThreshold(
+  previous: ThresholdState | null,
+  good: boolean,
+  at: number,
+  options: ThresholdOptions,
+): ThresholdStep {
+  const failureThreshold = atLeastOne(options.failureThreshold);
+  const successThreshold = atLeastOne(options.successThreshold);
+  const state = previous ?? { alerting: null, streak: 0, streakSince: null, incidentSince: null };
+  const streakSince = state.streak === 0 ? at : (state.streakSince ?? at);
+
+  if (state.alerting === true) {
+    if (!good) return { state: { ...state, streak: 0, streakSince: null }, transition: null };
+    const streak = state.streak + 1;
+    if (streak < successThreshold) return { state: { ...state, streak, streakSince }, transition: null };
+    const since = state.incidentSince ?? streakSince;
+    const durationMs = Math.max(0, Math.round(streakSince - since));
+    return {
+      state: { ...SETTLED_HEALTHY },
+      transition: { kind: 'resolved', since, until: streakSince, durationMs },
+    };
+  }
+
+  if (good) return { state: { ...SETTLED_HEALTHY }, transition: null };
+  const streak = state.streak + 1;
+  if (streak < failureThreshold) {
+    return { state: { alerting: state.alerting, streak, streakSince, incidentSince: null }, transition: null };
+  }
+  return {
+    state: { alerting: true, streak: 0, streakSince: null, incidentSince: streakSince },
+    transition: { kind: 'fired', since: streakSince, count: streak, previousKnown: state.alerting === false },
+  };
+}

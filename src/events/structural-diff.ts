@@ -1,0 +1,100 @@
+import { stableHash } from './stable-hash.js';
+
+/**
+ * A bounded summary of how a JSON document changed, for notification text: which top-level paths
+ * (object keys, or `[i]` for array items) were added, removed or changed. Documents are reduced
+ * to a `Fingerprint` — a stable hash of the whole and short hashes of the top-level entries — so
+ * the previous version need not be kept, only its fingerprint.
+ */
+
+export interface Fingerprint {
+  hash: string;
+  kind: 'object' | 'array' | 'scalar';
+  /** [top-level path, short hash]; null for scalars and for documents with too many entries. */
+  entries: [string, string][] | null;
+}
+
+export interface StructuralDiff {
+  added: string[];
+  removed: string[];
+  changed: string[];
+  truncated: boolean;
+}
+
+/** Documents with more top-level entries than this keep only their whole-document hash. */
+export const MAX_FINGERPRINT_ENTRIES = 256;
+const MAX_LISTED = 20;
+const MAX_PATH = 64;
+export const MAX_SUMMARY = 240;
+/** The path naming the whole document. */
+export const ROOT = '$';
+
+function shortHash(value: unknown): string {
+  return stableHash(value).slice(0, 16);
+}
+
+function pathOf(key: string): string {
+  return key.length > MAX_PATH ? `${key.slice(0, MAX_PATH - 1)}…` : key;
+}
+
+export function fingerprint(value: unknown): Fingerprint {
+  const hash = stableHash(value);
+  if (Array.isArray(value)) {
+    const entries =
+      value.length > MAX_FINGERPRINT_ENTRIES
+        ? null
+        : value.map((item, index): [string, string] => [`[${index}]`, shortHash(item)]);
+    return { hash, kind: 'array', entries };
+  }
+  if (value !== null && typeof value === 'object') {
+    // toJSON-bearing objects hash as what they serialize to; treat them as a whole.
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return { hash, kind: 'scalar', entries: null };
+    const record = value as Record<string, unknown>;
+    // The keys canonical JSON keeps (it leaves out undefined, functions and symbols).
+    const keys = Object.keys(record).filter((key) => {
+      const kind = typeof record[key];
+      return kind !== 'undefined' && kind !== 'function' && kind !== 'symbol';
+    });
+    const entries =
+      keys.length > MAX_FINGERPRINT_ENTRIES
+        ? null
+        : keys.sort().map((key): [string, string] => [key, shortHash(record[key])]);
+    return { hash, kind: 'object', entries };
+  }
+  return { hash, kind: 'scalar', entries: null };
+}
+
+function capped(list: string[]): { list: string[]; cut: boolean } {
+  return list.length > MAX_LISTED ? { list: list.slice(0, MAX_LISTED), cut: true } : { list, cut: false };
+}
+
+export function diffFingerprints(previous: Fingerprint, current: Fingerprint): StructuralDiff {
+  if (previous.hash === current.hash) return { added: [], removed: [], changed: [], truncated: false };
+  if (previous.kind !== current.kind || previous.entries === null || current.entries === null) {
+    return { added: [], removed: [], changed: [ROOT], truncated: false };
+  }
+  const before = new Map(previous.entries);
+  const after = new Map(current.entries);
+  const added = capped([...after.keys()].filter((key) => !before.has(key)).map(pathOf));
+  const removed = capped([...before.keys()].filter((key) => !after.has(key)).map(pathOf));
+  const changed = capped(
+    [...after.keys()].filter((key) => before.has(key) && before.get(key) !== after.get(key)).map(pathOf),
+  );
+  const truncated = added.cut || removed.cut || changed.cut;
+  return { added: added.list, removed: removed.list, changed: changed.list, truncated };
+}
+
+/** One line, at most MAX_SUMMARY characters: `loadedRoute: +speed; -legacy; ~waypoints, name`. */
+export function summarizeDiff(label: string, diff: StructuralDiff): string {
+  const parts: string[] = [];
+  if (diff.changed.length === 1 && diff.changed[0] === ROOT && diff.added.length + diff.removed.length === 0) {
+    parts.push('replaced');
+  } else {
+    if (diff.added.length > 0) parts.push(`added ${diff.added.join(', ')}`);
+    if (diff.removed.length > 0) parts.push(`removed ${diff.removed.join(', ')}`);
+    if (diff.changed.length > 0) parts.push(`changed ${diff.changed.join(', ')}`);
+    if (parts.length === 0) parts.push('changed');
+  }
+  const text = `${label}: ${parts.join('; ')}${diff.truncated ? ' …' : ''}`;
+  return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text;
+}

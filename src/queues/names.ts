@@ -1,0 +1,40 @@
+import type { DefaultJobOptions } from 'bullmq';
+
+/** BullMQ queue names (all under the `{<prefix>}` BullMQ prefix, see `bullPrefix`). */
+export const QUEUE_NAMES = {
+  /** CloudEvents relayed from the outbox; job id = event id, job name = event type. */
+  events: 'events',
+  /** Poll shards; job ids are derived from the tick, so replicas' ticks dedup. */
+  poll: 'poll',
+} as const;
+
+export type CoreQueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
+
+const RECEIVER_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/** One notify queue per receiver kind (`notify-slack`, `notify-webhook`, ...). */
+export function notifyQueueName(receiver: string): `notify-${string}` {
+  if (!RECEIVER_PATTERN.test(receiver)) {
+    throw new TypeError(`invalid receiver name ${JSON.stringify(receiver)}: use letters, digits, _ or -`);
+  }
+  return `notify-${receiver}`;
+}
+
+/**
+ * Events queue. Finished jobs are the dedup record for the relay (a re-added event id is ignored
+ * only while its job still exists), so completed jobs stay a day and failed ones a week. A relay
+ * re-adds an entry at most `claimIdleMs` (seconds) after a crash, far inside that window.
+ */
+export const EVENTS_JOB_OPTIONS: DefaultJobOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 1_000 },
+  removeOnComplete: { age: 86_400, count: 100_000 },
+  removeOnFail: { age: 7 * 86_400 },
+};
+
+/** Poll jobs: keep finished ones long enough that a late tick from another replica still dedups. */
+export const POLL_JOB_OPTIONS: DefaultJobOptions = {
+  attempts: 1,
+  removeOnComplete: { age: 3_600, count: 10_000 },
+  removeOnFail: { age: 86_400, count: 10_000 },
+};

@@ -1,0 +1,103 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { SimClient } from './types.js';
+
+export interface ClientGrant {
+  id: string;
+  vehicles: 'all' | Set<string>;
+  robots: 'all' | Set<string>;
+  /** Declared order of a restricted grant, for listing. */
+  vehicleList: string[] | null;
+  robotList: string[] | null;
+  forbidden: boolean;
+  secretHash: Buffer;
+}
+
+export const DEFAULT_CLIENTS: SimClient[] = [{ id: 'fleetwatch-demo', secret: 'demo-secret' }];
+
+const hash = (s: string) => createHash('sha256').update(s).digest();
+const SWEEP_EVERY = 1024;
+
+/** Issues opaque bearer tokens for the configured clients and resolves them back to a grant. */
+export class TokenIssuer {
+  private readonly clients = new Map<string, ClientGrant>();
+  private readonly tokens = new Map<string, { client: ClientGrant; expiresAt: number }>();
+  private issuedSinceSweep = 0;
+
+  constructor(
+    clients: SimClient[],
+    public ttlSeconds: number,
+  ) {
+    for (const c of clients) {
+      this.clients.set(c.id, {
+        id: c.id,
+        vehicles: !c.vehicles || c.vehicles === 'all' ? 'all' : new Set(c.vehicles),
+        robots: !c.robots || c.robots === 'all' ? 'all' : new Set(c.robots),
+        vehicleList: Array.isArray(c.vehicles) ? [...c.vehicles] : null,
+        robotList: Array.isArray(c.robots) ? [...c.robots] : null,
+        forbidden: c.forbidden === true,
+        secretHash: hash(c.secret),
+      });
+    }
+  }
+
+  /** Constant-time secret check (hashes have equal length). */
+  authenticate(clientId: string, secret: string): ClientGrant | undefined {
+    const client = this.clients.get(clientId);
+    const ok = timingSafeEqual(client?.secretHash ?? hash(`\0${secret}`), hash(secret));
+    return client && ok ? client : undefined;
+  }
+
+  issue(
+    client: ClientGrant,
+    now: number,
+  ): { access_token: string; token_type: 'Bearer'; expires_in: number } {
+    if (++this.issuedSinceSweep >= SWEEP_EVERY) this.sweep(now);
+    const token = randomBytes(24).toString('base64url');
+    this.tokens.set(token, { client, expiresAt: now + this.ttlSeconds * 1000 });
+    return { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
+  }
+
+  /** The grant behind a live token, or undefined (unknown, revoked or expired). */
+  verify(token: string, now: number): ClientGrant | undefined {
+    const entry = this.tokens.get(token);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= now) {
+      this.tokens.delete(token);
+      return undefined;
+    }
+    return entry.client;
+  }
+
+  expireAll(): number {
+    const n = this.tokens.size;
+    this.tokens.clear();
+    return n;
+  }
+
+  activeTokens(now: number): number {
+    this.sweep(now);
+    return this.tokens.size;
+  }
+
+  describeClients() {
+    return [...this.clients.values()].map((c) => ({
+      id: c.id,
+      vehicles: c.vehicleList ?? ('all' as const),
+      robots: c.robotList ?? ('all' as const),
+      forbidden: c.forbidden,
+    }));
+  }
+
+  private sweep(now: number): void {
+    this.issuedSinceSweep = 0;
+    for (const [token, entry] of this.tokens) if (entry.expiresAt <= now) this.tokens.delete(token);
+  }
+}
+
+export function canSeeVehicle(client: ClientGrant, id: string): boolean {
+  return client.vehicles === 'all' || client.vehicles.has(id);
+}
+
+export function canSeeRobot(client: ClientGrant, deviceId: string): boolean {
+  return client.robots === 'all' || client.robots.has(deviceId);
+}

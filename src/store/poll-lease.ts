@@ -1,0 +1,110 @@
+import type { Redis } from 'ioredis';
+import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
+import { type LuaScript, runScript } from './scripts.js';
+
+/**
+ * Poll leases: `{p}:lease:poll:<kind>:<id>:<signal>` holds the owner token with a PX ttl. A poll
+ * that runs past its interval still holds the lease, so the next tick's job skips that entity
+ * instead of polling it twice at once. Acquire and release are one Lua call for a whole batch.
+ */
+
+export interface LeaseRef {
+  kind: SnapshotKind;
+  id: string;
+  signal: string;
+}
+
+/** SET NX PX per key; returns the 1-based positions of the keys acquired. ARGV: owner, ttl ms. */
+const ACQUIRE_LUA = `
+local acquired = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[2]) then
+    acquired[#acquired + 1] = i
+  end
+end
+return acquired
+`;
+
+/** Deletes only keys whose value is still the owner; returns how many. ARGV: owner. */
+const RELEASE_LUA = `
+local released = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('DEL', key)
+    released = released + 1
+  end
+end
+return released
+`;
+
+/** Re-arms the ttl of keys still owned; returns the 1-based positions extended. ARGV: owner, ttl ms. */
+const EXTEND_LUA = `
+local extended = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
+    extended[#extended + 1] = i
+  end
+end
+return extended
+`;
+
+export const ACQUIRE_SCRIPT: LuaScript = { name: 'fleetwatchLeaseAcquire', lua: ACQUIRE_LUA };
+export const RELEASE_SCRIPT: LuaScript = { name: 'fleetwatchLeaseRelease', lua: RELEASE_LUA };
+export const EXTEND_SCRIPT: LuaScript = { name: 'fleetwatchLeaseExtend', lua: EXTEND_LUA };
+
+export interface PollLeasesOptions {
+  /** A producer connection; not closed by this class. */
+  redis: Redis;
+  prefix?: string;
+}
+
+function checkTtl(ttlMs: number): void {
+  if (!Number.isInteger(ttlMs) || ttlMs < 1) throw new RangeError('lease ttlMs must be a positive integer');
+}
+
+function checkOwner(owner: string): void {
+  if (!owner) throw new TypeError('a lease owner must not be empty');
+}
+
+export class PollLeases {
+  readonly keys: StoreKeys;
+  readonly #redis: Redis;
+
+  constructor(options: PollLeasesOptions) {
+    this.#redis = options.redis;
+    this.keys = storeKeys(options.prefix);
+  }
+
+  keyOf(ref: LeaseRef): string {
+    return this.keys.pollLease(ref.kind, ref.id, ref.signal);
+  }
+
+  /** Tries to take every lease (SET NX PX each, one atomic call); returns the refs now held by `owner`. */
+  async acquire<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
+    checkTtl(ttlMs);
+    checkOwner(owner);
+    if (refs.length === 0) return [];
+    const keys = refs.map((ref) => this.keyOf(ref));
+    const positions = (await runScript(this.#redis, ACQUIRE_SCRIPT, keys, [owner, ttlMs])) as number[];
+    return positions.map((position) => refs[position - 1]!);
+  }
+
+  /** Extends the leases `owner` still holds; returns those refs. */
+  async extend<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
+    checkTtl(ttlMs);
+    checkOwner(owner);
+    if (refs.length === 0) return [];
+    const keys = refs.map((ref) => this.keyOf(ref));
+    const positions = (await runScript(this.#redis, EXTEND_SCRIPT, keys, [owner, ttlMs])) as number[];
+    return positions.map((position) => refs[position - 1]!);
+  }
+
+  /** Releases the leases still held by `owner` (compare-and-delete); returns how many were released. */
+  async release(refs: readonly LeaseRef[], owner: string): Promise<number> {
+    checkOwner(owner);
+    if (refs.length === 0) return 0;
+    const keys = refs.map((ref) => this.keyOf(ref));
+    return (await runScript(this.#redis, RELEASE_SCRIPT, keys, [owner])) as number;
+  }
+}

@@ -1,0 +1,267 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
+import { COMMIT_SCRIPT, type CommitKeys, parseCommitReply, SNAPSHOT_FIELDS } from './commit-script.js';
+import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
+import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
+import { defineScript, queueScript, runScript } from './scripts.js';
+
+/** Which snapshot: one signal (`power`, `vpn`, `health`, ...) of one entity, or a list (`fleet`). */
+export interface SnapshotRef {
+  kind: SnapshotKind;
+  id: string;
+  signal: string;
+  /** CloudEvents subject of the events this snapshot produces: `vehicle/<id>` or `robot/<deviceId>`. */
+  subject: string;
+}
+
+export interface SnapshotRecord {
+  /** 0 when there is no snapshot yet. */
+  version: number;
+  state: unknown | undefined;
+  observedAt?: string;
+  lastSeenAt?: string;
+  lastError?: ObservationError;
+}
+
+export interface SnapshotNext {
+  state: unknown;
+  /** ISO 8601; becomes the events' `time`. */
+  observedAt: string;
+  /** Absent: left as stored. */
+  lastSeenAt?: string;
+  /** Absent: left as stored; `null`: cleared. */
+  lastError?: ObservationError | null;
+}
+
+/** Index maintenance for vehicle/robot refs, in the same atomic call. */
+export type IndexOp = 'add' | 'remove';
+
+export interface CommitItem {
+  ref: SnapshotRef;
+  expectedVersion: number;
+  next: SnapshotNext;
+  drafts: readonly EventDraft[];
+  /** `add`: ZADD NX the id to `{p}:index:<kind>` (score = observedAt); `remove`: ZREM it. */
+  index?: IndexOp;
+}
+
+export type CommitResult =
+  | { committed: true; version: number; events: FleetEvent[] }
+  | {
+      committed: false;
+      currentVersion: number;
+      /**
+       * `version-conflict`: another writer committed first — re-read, re-detect, retry.
+       * `stale-observation`: the stored reading is newer than this one — drop this reading.
+       */
+      reason: 'version-conflict' | 'stale-observation';
+    };
+
+export interface SnapshotStoreOptions {
+  /** A producer-style connection (see `createProducerConnection`); the store does not close it. */
+  redis: Redis;
+  prefix?: string;
+  /** Becomes the events' `source`: `fleetwatch/<installation>`. */
+  installation: string;
+  /** Event log cap (XADD MAXLEN ~). Default 100,000. */
+  eventLogCap?: number;
+}
+
+/** Thrown by `commitMany` when Redis rejected some items; `results` holds every item's outcome. */
+export class CommitBatchError extends Error {
+  constructor(readonly results: ReadonlyArray<CommitResult | Error>) {
+    const failed = results.filter((result) => result instanceof Error);
+    super(`${failed.length} of ${results.length} snapshot commits failed: ${(failed[0] as Error).message}`);
+    this.name = 'CommitBatchError';
+  }
+}
+
+const EVENT_ID_LENGTH = 26;
+
+/**
+ * Stable event id from the snapshot key, the version the commit creates, the observation time and
+ * the draft's position. Computed before the commit, so the outbox entry, the log entry, the BullMQ
+ * job id and every retried hand-off carry the same id. The observation time guards against a
+ * snapshot that was deleted and recreated reusing old ids. `evt_` + base64url: no `:`, never all
+ * digits (BullMQ job id rules).
+ */
+export function eventId(snapshotKey: string, version: number, observedAtMs: number, index: number): string {
+  const digest = createHash('sha256')
+    .update(`${snapshotKey}\n${version}\n${observedAtMs}\n${index}`)
+    .digest('base64url');
+  return `evt_${digest}`.slice(0, EVENT_ID_LENGTH);
+}
+
+function parseTime(value: string, what: string): number {
+  const ms = Date.parse(value);
+  if (!Number.isFinite(ms))
+    throw new RangeError(`${what} is not a valid ISO 8601 time: ${JSON.stringify(value)}`);
+  return ms;
+}
+
+function isEntityKind(kind: SnapshotKind): kind is EntityKind {
+  return kind === 'vehicle' || kind === 'robot';
+}
+
+const READ_FIELDS = [
+  SNAPSHOT_FIELDS.version,
+  SNAPSHOT_FIELDS.state,
+  SNAPSHOT_FIELDS.observedAt,
+  SNAPSHOT_FIELDS.lastSeenAt,
+  SNAPSHOT_FIELDS.lastError,
+] as const;
+
+interface PreparedCommit {
+  keys: CommitKeys;
+  args: Array<string | number>;
+  events: FleetEvent[];
+}
+
+export class SnapshotStore {
+  readonly keys: StoreKeys;
+  readonly #redis: Redis;
+  readonly #source: string;
+  readonly #cap: number;
+
+  constructor(options: SnapshotStoreOptions) {
+    this.#redis = options.redis;
+    this.keys = storeKeys(options.prefix);
+    this.#source = `fleetwatch/${options.installation}`;
+    this.#cap = options.eventLogCap ?? DEFAULT_EVENT_LOG_CAP;
+    if (!Number.isInteger(this.#cap) || this.#cap < 1)
+      throw new RangeError('eventLogCap must be a positive integer');
+    defineScript(this.#redis, COMMIT_SCRIPT);
+  }
+
+  keyOf(ref: SnapshotRef): string {
+    return this.keys.snapshot(ref.kind, ref.id, ref.signal);
+  }
+
+  /** Reads many snapshots in one round trip (one pipeline of HMGETs); results in `refs` order. */
+  async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+    if (refs.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const ref of refs) pipeline.hmget(this.keyOf(ref), ...READ_FIELDS);
+    const replies = (await pipeline.exec()) ?? [];
+    return refs.map((ref, i) => {
+      const [error, values] = replies[i] ?? [new Error('missing pipeline reply'), null];
+      if (error) throw error;
+      return this.#decode(ref, values as Array<string | null>);
+    });
+  }
+
+  #decode(ref: SnapshotRef, values: Array<string | null>): SnapshotRecord {
+    const [version, state, observedAt, lastSeenAt, lastError] = values;
+    const record: SnapshotRecord = { version: version ? Number.parseInt(version, 10) : 0, state: undefined };
+    try {
+      if (state != null) record.state = JSON.parse(state);
+      if (lastError != null) record.lastError = JSON.parse(lastError) as ObservationError;
+    } catch (error) {
+      throw new Error(`snapshot ${this.keyOf(ref)} holds invalid JSON: ${(error as Error).message}`);
+    }
+    if (observedAt != null) record.observedAt = observedAt;
+    if (lastSeenAt != null) record.lastSeenAt = lastSeenAt;
+    return record;
+  }
+
+  /**
+   * Atomically: if the stored version equals `expectedVersion` (absent = 0) and the stored reading
+   * is not newer than `next.observedAt`, write `next` as version + 1 and append one CloudEvent per
+   * draft to the outbox and the event log. Otherwise nothing is written.
+   */
+  async commit(
+    ref: SnapshotRef,
+    expectedVersion: number,
+    next: SnapshotNext,
+    drafts: readonly EventDraft[],
+    options: { index?: IndexOp } = {},
+  ): Promise<CommitResult> {
+    const prepared = this.#prepare({ ref, expectedVersion, next, drafts, ...options });
+    const reply = await runScript(this.#redis, COMMIT_SCRIPT, prepared.keys, prepared.args);
+    return toResult(reply, prepared);
+  }
+
+  /**
+   * Many commits in one round trip. Each item is its own atomic script run (items do not see each
+   * other's outcome). Resolves with one result per item, in order; if Redis rejected any item,
+   * rejects with a `CommitBatchError` holding all outcomes (committed items stay committed).
+   */
+  async commitMany(items: readonly CommitItem[]): Promise<CommitResult[]> {
+    if (items.length === 0) return [];
+    const prepared = items.map((item) => this.#prepare(item));
+    const pipeline = this.#redis.pipeline();
+    for (const item of prepared) queueScript(pipeline, COMMIT_SCRIPT, item.keys, item.args);
+    const replies = (await pipeline.exec()) ?? [];
+    const results = prepared.map((item, i): CommitResult | Error => {
+      const [error, reply] = replies[i] ?? [new Error('missing pipeline reply'), null];
+      if (error) return error;
+      try {
+        return toResult(reply, item);
+      } catch (failure) {
+        return failure as Error;
+      }
+    });
+    if (results.some((result) => result instanceof Error)) throw new CommitBatchError(results);
+    return results as CommitResult[];
+  }
+
+  /** Ids in `{p}:index:<kind>`, oldest first seen first. */
+  async listIds(kind: EntityKind): Promise<string[]> {
+    return this.#redis.zrange(this.keys.index(kind), '0', '-1');
+  }
+
+  #prepare(item: CommitItem): PreparedCommit {
+    const { ref, expectedVersion, next, drafts, index } = item;
+    if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
+      throw new RangeError(`expectedVersion must be a non-negative integer, got ${expectedVersion}`);
+    }
+    if (!ref.subject) throw new TypeError('a snapshot ref needs a subject');
+    if (index && !isEntityKind(ref.kind)) throw new TypeError(`no entity index for kind ${ref.kind}`);
+    const observedAtMs = parseTime(next.observedAt, 'observedAt');
+    if (next.lastSeenAt !== undefined) parseTime(next.lastSeenAt, 'lastSeenAt');
+
+    const snapshotKey = this.keyOf(ref);
+    const version = expectedVersion + 1;
+    const events: FleetEvent[] = drafts.map((draft, i) => ({
+      specversion: '1.0',
+      id: eventId(snapshotKey, version, observedAtMs, i),
+      source: this.#source,
+      type: draft.type,
+      subject: ref.subject,
+      time: next.observedAt,
+      datacontenttype: 'application/json',
+      data: draft.data,
+    }));
+
+    const errorMode = next.lastError === undefined ? 'keep' : next.lastError === null ? 'clear' : 'set';
+    const args: Array<string | number> = [
+      expectedVersion,
+      observedAtMs,
+      next.observedAt,
+      JSON.stringify(next.state ?? null),
+      next.lastSeenAt ?? '',
+      errorMode,
+      next.lastError ? JSON.stringify(next.lastError) : '',
+      this.#cap,
+      index ?? '',
+      ref.id,
+      observedAtMs,
+      events.length,
+    ];
+    for (const event of events) args.push(event.id, event.type, event.subject, JSON.stringify(event));
+
+    const indexKey = index && isEntityKind(ref.kind) ? this.keys.index(ref.kind) : snapshotKey;
+    return { keys: [snapshotKey, this.keys.outbox, this.keys.events, indexKey], args, events };
+  }
+}
+
+function toResult(reply: unknown, prepared: PreparedCommit): CommitResult {
+  const parsed = parseCommitReply(reply);
+  if (parsed[0] === 1) return { committed: true, version: parsed[1], events: prepared.events };
+  return {
+    committed: false,
+    currentVersion: parsed[1],
+    reason: parsed[2] === 'stale' ? 'stale-observation' : 'version-conflict',
+  };
+}

@@ -1,0 +1,152 @@
+import type { z } from 'zod';
+import {
+  type ErrorContext,
+  errorForStatus,
+  InvalidPayloadError,
+  oneLine,
+  summarizeIssues,
+  type UpstreamError,
+} from './errors.js';
+import type { HttpClient, HttpMethod, HttpResponse } from './http.js';
+import { parseRetryAfter } from './retry.js';
+import type { TokenProvider } from './token-provider.js';
+
+export interface ApiRequest extends ErrorContext {
+  method: HttpMethod;
+  url: string;
+  /** A JSON body; `undefined` sends no body and no content-type. */
+  json?: unknown;
+  signal?: AbortSignal;
+}
+
+/**
+ * Authenticated requests: every call carries `Authorization: Bearer <token>`. A 401 invalidates
+ * the token that was used and the request is sent exactly once more with a fresh token; a second
+ * 401 is returned to the caller (who turns it into `UnauthorizedError`). A request answered 401 was
+ * not processed, so this applies to writes too.
+ */
+export class ApiTransport {
+  readonly #http: HttpClient;
+  readonly #tokens: TokenProvider;
+
+  constructor(http: HttpClient, tokens: TokenProvider) {
+    this.#http = http;
+    this.#tokens = tokens;
+  }
+
+  async send(request: ApiRequest): Promise<HttpResponse> {
+    const token = await this.#tokens.getToken({ signal: request.signal });
+    const first = await this.#sendWith(token, request);
+    if (first.status !== 401) return first;
+    this.#tokens.invalidate(token);
+    const fresh = await this.#tokens.getToken({ signal: request.signal });
+    return this.#sendWith(fresh, request);
+  }
+
+  #sendWith(token: string, request: ApiRequest): Promise<HttpResponse> {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    let body: string | undefined;
+    if (request.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(request.json);
+    }
+    return this.#http.send({
+      method: request.method,
+      url: request.url,
+      operation: request.operation,
+      target: request.target,
+      subject: request.subject,
+      headers,
+      body,
+      signal: request.signal,
+    });
+  }
+}
+
+const MAX_DETAIL_ITEMS = 3;
+
+function describeDetail(detail: unknown): string | undefined {
+  if (typeof detail === 'string') return detail;
+  if (!Array.isArray(detail)) return undefined;
+  const items = detail.slice(0, MAX_DETAIL_ITEMS).map((item: unknown) => {
+    if (typeof item !== 'object' || item === null) return String(item);
+    const { loc, msg } = item as { loc?: unknown; msg?: unknown };
+    const where = Array.isArray(loc) ? loc.map(String).join('.') : undefined;
+    const what = typeof msg === 'string' ? msg : 'invalid';
+    return where ? `${where}: ${what}` : what;
+  });
+  const more = detail.length > MAX_DETAIL_ITEMS ? `; +${detail.length - MAX_DETAIL_ITEMS} more` : '';
+  return items.length ? `${items.join('; ')}${more}` : undefined;
+}
+
+/**
+ * The human part of an error body, if there is one: `{message, error: {details}}`,
+ * FastAPI-style `{detail: [...]}` (422) or `{detail: "..."}`, OAuth-style `{error, error_description}`,
+ * or a short plain-text body. One line, bounded, secrets scrubbed.
+ */
+export function upstreamMessageOf(body: string): string | undefined {
+  const text = body.trim();
+  if (!text) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return text.includes('<') ? undefined : oneLine(text, 200);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) return undefined;
+  const record = json as Record<string, unknown>;
+  const parts: string[] = [];
+  if (typeof record.message === 'string' && record.message) parts.push(record.message);
+  const error = record.error;
+  if (typeof error === 'object' && error !== null) {
+    const details = (error as { details?: unknown; message?: unknown }).details;
+    const message = (error as { message?: unknown }).message;
+    if (typeof details === 'string' && details) parts.push(details);
+    else if (typeof message === 'string' && message) parts.push(message);
+  } else if (typeof error === 'string' && error) {
+    parts.push(error);
+    if (typeof record.error_description === 'string') parts.push(record.error_description);
+  }
+  const detail = describeDetail(record.detail);
+  if (detail) parts.push(detail);
+  return parts.length ? oneLine(parts.join(': ')) : undefined;
+}
+
+/** The typed error for a response whose status is not the expected success status. */
+export function statusError(ctx: ErrorContext, response: HttpResponse): UpstreamError {
+  return errorForStatus(ctx, response.status, {
+    upstreamMessage: upstreamMessageOf(response.body),
+    retryAfterMs: parseRetryAfter(response.headers['retry-after']),
+  });
+}
+
+/** Parses a JSON body; an unparseable body is an `InvalidPayloadError` (never quoting the body). */
+export function parseJson(ctx: ErrorContext, response: HttpResponse): unknown {
+  try {
+    return JSON.parse(response.body);
+  } catch {
+    const what = response.body.trim() === '' ? 'empty body' : 'body is not valid JSON';
+    throw new InvalidPayloadError(ctx, what, response.status);
+  }
+}
+
+/** Validates a decoded value; failures become `InvalidPayloadError` with a summary of the issues. */
+export function validate<S extends z.ZodType>(
+  ctx: ErrorContext,
+  value: unknown,
+  schema: S,
+  status?: number,
+): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new InvalidPayloadError(ctx, summarizeIssues(parsed.error.issues), status);
+  return parsed.data;
+}
+
+/** Parses a JSON body against a zod schema (see `parseJson` and `validate`). */
+export function parseBody<S extends z.ZodType>(
+  ctx: ErrorContext,
+  response: HttpResponse,
+  schema: S,
+): z.output<S> {
+  return validate(ctx, parseJson(ctx, response), schema, response.status);
+}

@@ -1,0 +1,188 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import { Agent } from 'undici';
+import type { HttpLimits } from '../config/schema.js';
+import { VERSION } from '../version.js';
+import { type ErrorContext, InvalidPayloadError, NetworkError, UpstreamTimeoutError } from './errors.js';
+import { Semaphore } from './semaphore.js';
+
+/** Options every client call accepts. */
+export interface CallOptions {
+  /** Aborts the call (waiting for a slot, the request, and any retry back-off). */
+  signal?: AbortSignal;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface HttpRequest extends ErrorContext {
+  method: HttpMethod;
+  /** Absolute URL, path parameters already encoded. */
+  url: string;
+  headers?: Record<string, string>;
+  /** Request body, already serialised. No body means no content-type either. */
+  body?: string;
+  signal?: AbortSignal;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The whole body as text (always read, so the connection goes back to the pool). */
+  body: string;
+  durationMs: number;
+}
+
+/** What one HTTP exchange looked like, for metrics. */
+export interface RequestInfo {
+  operation: string;
+  target?: string;
+  method: HttpMethod;
+  status: number | 'timeout' | 'network';
+  durationMs: number;
+}
+
+export interface RequestObserver {
+  request(info: RequestInfo): void;
+}
+
+export interface HttpClientOptions {
+  logger?: Logger;
+  observer?: RequestObserver;
+  userAgent?: string;
+  /** Responses larger than this are refused (InvalidPayloadError). Default 16 MiB. */
+  maxResponseBytes?: number;
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+export const USER_AGENT = `fleetwatch/${VERSION}`;
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function networkReason(error: unknown): string {
+  const code = errorCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (!message) return code ?? 'connection failed';
+  return code && !message.includes(code) ? `${code} ${message}` : message;
+}
+
+/**
+ * One undici Agent (a connection pool per origin: token issuer, /v1, robot gateway) with
+ * keep-alive, connect/headers/body time-outs and an overall deadline per request, behind one
+ * process-wide cap on requests in flight. Returns every response, whatever its status; throws
+ * only `UpstreamTimeoutError`, `NetworkError`, `InvalidPayloadError` (oversized body) or the
+ * caller's abort reason.
+ */
+export class HttpClient {
+  readonly #agent: Agent;
+  readonly #slots: Semaphore;
+  readonly #limits: HttpLimits;
+  readonly #logger: Logger | undefined;
+  readonly #observer: RequestObserver | undefined;
+  readonly #userAgent: string;
+
+  constructor(limits: HttpLimits, options: HttpClientOptions = {}) {
+    this.#limits = limits;
+    this.#logger = options.logger;
+    this.#observer = options.observer;
+    this.#userAgent = options.userAgent ?? USER_AGENT;
+    this.#slots = new Semaphore(limits.max_in_flight);
+    this.#agent = new Agent({
+      connections: limits.max_connections,
+      connect: { timeout: limits.connect_timeout },
+      headersTimeout: limits.request_timeout,
+      bodyTimeout: limits.request_timeout,
+      maxResponseSize: options.maxResponseBytes ?? 16 * 1024 * 1024,
+    });
+  }
+
+  /** Requests in flight right now (at most `max_in_flight`). */
+  get inFlight(): number {
+    return this.#slots.active;
+  }
+
+  async send(request: HttpRequest): Promise<HttpResponse> {
+    const url = new URL(request.url);
+    const release = await this.#slots.acquire(request.signal);
+    const started = performance.now();
+    const timeoutMs = this.#limits.request_timeout;
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error('request deadline exceeded')), timeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+    const ctx: ErrorContext = {
+      operation: request.operation,
+      target: request.target,
+      subject: request.subject,
+    };
+    try {
+      const response = await this.#agent.request({
+        origin: url.origin,
+        path: `${url.pathname}${url.search}`,
+        method: request.method,
+        headers: {
+          'user-agent': this.#userAgent,
+          accept: 'application/json',
+          ...request.headers,
+        },
+        body: request.body ?? null,
+        signal,
+      });
+      // Always read the body to the end so the socket is reusable.
+      const body = await response.body.text();
+      const durationMs = Math.round(performance.now() - started);
+      this.#report(request, url, response.statusCode, durationMs);
+      return { status: response.statusCode, headers: response.headers, body, durationMs };
+    } catch (error) {
+      const durationMs = Math.round(performance.now() - started);
+      if (request.signal?.aborted) throw request.signal.reason;
+      const code = errorCode(error);
+      if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+        this.#report(request, url, 'network', durationMs);
+        throw new InvalidPayloadError(ctx, 'response body too large');
+      }
+      if (deadline.signal.aborted || (code !== undefined && TIMEOUT_CODES.has(code))) {
+        this.#report(request, url, 'timeout', durationMs);
+        const limit = code === 'UND_ERR_CONNECT_TIMEOUT' ? this.#limits.connect_timeout : timeoutMs;
+        throw new UpstreamTimeoutError(ctx, limit, error);
+      }
+      this.#report(request, url, 'network', durationMs);
+      throw new NetworkError(ctx, networkReason(error), error);
+    } finally {
+      clearTimeout(timer);
+      release();
+    }
+  }
+
+  #report(request: HttpRequest, url: URL, status: RequestInfo['status'], durationMs: number): void {
+    this.#logger?.debug(
+      {
+        method: request.method,
+        operation: request.operation,
+        target: request.target,
+        path: url.pathname,
+        status,
+        durationMs,
+      },
+      'upstream request',
+    );
+    try {
+      this.#observer?.request({
+        operation: request.operation,
+        target: request.target,
+        method: request.method,
+        status,
+        durationMs,
+      });
+    } catch (error) {
+      this.#logger?.warn({ err: error, operation: request.operation }, 'upstream request observer failed');
+    }
+  }
+
+  /** Closes every pooled connection; waits for requests in flight. */
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}

@@ -1,0 +1,111 @@
+import { UpstreamError } from './errors.js';
+
+/** How often and how patiently to retry; durations in milliseconds. */
+export interface RetryPolicy {
+  /** Retries after the first attempt (so `retries + 1` attempts at most). */
+  retries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Source of randomness for the jitter, in [0, 1); `Math.random` by default. */
+  random?: () => number;
+}
+
+/**
+ * Reads a `Retry-After` header: delay-seconds (`120`) or an HTTP-date
+ * (`Wed, 21 Oct 2015 07:28:00 GMT`). Returns milliseconds from `now`, never negative, or
+ * undefined when the header is missing or unreadable.
+ */
+export function parseRetryAfter(
+  value: string | readonly string[] | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value) as string | undefined;
+  if (text === undefined) return undefined;
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  // An HTTP-date always names a weekday or a month; refuse bare numbers with fractions, etc.
+  if (!/[A-Za-z]/.test(trimmed)) return undefined;
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
+
+/**
+ * Exponential backoff with full jitter: a uniformly random delay in
+ * `[0, min(maxDelay, baseDelay * 2^retryIndex))`. `retryIndex` is 0 before the first retry.
+ */
+export function backoffDelay(retryIndex: number, policy: RetryPolicy): number {
+  const random = policy.random ?? Math.random;
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(retryIndex, 30));
+  return Math.floor(random() * ceiling);
+}
+
+/** The wait before retry number `retryIndex`: the upstream's Retry-After if it gave one, capped. */
+export function retryDelay(retryIndex: number, policy: RetryPolicy, retryAfterMs?: number): number {
+  if (retryAfterMs !== undefined) return Math.min(policy.maxDelayMs, Math.max(0, retryAfterMs));
+  return backoffDelay(retryIndex, policy);
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export interface RetryInfo {
+  error: unknown;
+  /** 1-based number of the attempt that just failed. */
+  attempt: number;
+  delayMs: number;
+}
+
+export interface RetryOptions<T> {
+  policy: RetryPolicy;
+  signal?: AbortSignal;
+  /** Whether this failure may be retried; default: an `UpstreamError` marked `retryable`. */
+  shouldRetry?: (error: unknown) => boolean;
+  /**
+   * Runs after every failed attempt, before the retry decision. It may settle the operation with
+   * a value (for example: the effect the failed request wanted is already visible upstream).
+   */
+  reconcile?: (error: unknown, attempt: number) => Promise<{ value: T } | undefined>;
+  onRetry?: (info: RetryInfo) => void;
+}
+
+const defaultShouldRetry = (error: unknown) => error instanceof UpstreamError && error.retryable;
+
+/** Runs `attempt` until it succeeds, fails for good, or runs out of retries. */
+export async function withRetry<T>(
+  attempt: (attemptNumber: number) => Promise<T>,
+  options: RetryOptions<T>,
+): Promise<T> {
+  const shouldRetry = options.shouldRetry ?? defaultShouldRetry;
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      if (options.reconcile) {
+        const settled = await options.reconcile(error, n);
+        if (settled) return settled.value;
+      }
+      if (n > options.policy.retries || !shouldRetry(error)) throw error;
+      const retryAfterMs = error instanceof UpstreamError ? error.retryAfterMs : undefined;
+      const delayMs = retryDelay(n - 1, options.policy, retryAfterMs);
+      options.onRetry?.({ error, attempt: n, delayMs });
+      await sleep(delayMs, options.signal);
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../src/cli/exit-codes.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import type { Simulator } from '../../src/simulator/types.js';
+import { runCli, writeSimulatorConfig } from '../support/cli.js';
+
+const SECRET = 'demo-secret';
+let simulator: Simulator;
+let config: string;
+const env = () => ({ FLEETWATCH_CONFIG: config, FLEET_SECRET: SECRET });
+
+beforeAll(async () => {
+  simulator = await startSimulator({ vehicles: 12, robots: 3, seed: 7, powerDelayMs: 150 });
+  config = writeSimulatorConfig(simulator.url);
+});
+
+afterAll(async () => {
+  await simulator.close();
+});
+
+beforeEach(() => {
+  simulator.control.reset();
+});
+
+describe('fleetwatch vehicles', () => {
+  it('prints every vehicle with its VPN status and address', async () => {
+    const run = await runCli(['vehicles'], env());
+    expect(run.code).toBe(ExitCode.ok);
+    const vehicles = simulator.control.state().vehicles;
+    for (const vehicle of vehicles) {
+      expect(run.stdout).toMatch(
+        new RegExp(
+          `^${vehicle.id}\\s+${vehicle.vpnConnected ? 'connected' : 'disconnected'}\\s+${vehicle.ipAddress?.replaceAll('.', '\\.') ?? '-'}$`,
+          'm',
+        ),
+      );
+    }
+    expect(run.stdout).toContain(`${vehicles.length} vehicles`);
+  });
+
+  it('prints JSON with --json, omitting absent addresses', async () => {
+    simulator.control.updateVehicle('veh-0001', { ipAddress: null, vpnConnected: false });
+    const run = await runCli(['vehicles', '--json'], env());
+    const list = JSON.parse(run.stdout) as Array<Record<string, unknown>>;
+    expect(list).toHaveLength(12);
+    expect(list[0]).toEqual({ id: 'veh-0001', vpnConnected: false });
+  });
+
+  it('takes the config from --config as well', async () => {
+    const run = await runCli(['--config', config, 'vehicles', '--json'], { FLEET_SECRET: SECRET });
+    expect(run.code).toBe(ExitCode.ok);
+  });
+});
+
+describe('fleetwatch power', () => {
+  function powerCapableVehicle(state: 'on' | 'off'): string {
+    const vehicle = simulator.control.state().vehicles.find((candidate) => candidate.powerCapable);
+    if (!vehicle) throw new Error('the seeded fleet has no power-capable vehicle');
+    simulator.control.updateVehicle(vehicle.id, { state, pendingCommand: null, stuck: false });
+    return vehicle.id;
+  }
+
+  it('status shows state, pending command and report time', async () => {
+    const id = powerCapableVehicle('off');
+    simulator.control.updateVehicle(id, { pendingCommand: { state: 'on' }, updatedAt: null });
+    const run = await runCli(['power', 'status', id], env());
+    expect(run.code).toBe(ExitCode.ok);
+    expect(run.stdout.trim()).toBe(`${id}: off; power on pending; never reported`);
+  });
+
+  it('on --wait returns once the vehicle reports on, with progress on stderr', async () => {
+    const id = powerCapableVehicle('off');
+    const run = await runCli(['power', 'on', id, '--wait', '--interval', '20ms'], env());
+    expect(run.stderr).toContain(`waiting for ${id} to report on`);
+    expect(run.stdout).toMatch(new RegExp(`^${id} reports power on \\(took [\\d.]+s\\)$`, 'm'));
+    expect(run.code).toBe(ExitCode.ok);
+    expect(simulator.control.getVehicle(id)).toMatchObject({ state: 'on', pendingCommand: null });
+  });
+
+  it('off without --wait only reports acceptance', async () => {
+    const id = powerCapableVehicle('on');
+    const run = await runCli(['power', 'off', id, '--json'], env());
+    expect(run.code).toBe(ExitCode.ok);
+    expect(JSON.parse(run.stdout)).toEqual({ vehicleId: id, requested: 'off', outcome: 'accepted' });
+    expect(simulator.control.getVehicle(id)?.pendingCommand).toEqual({ state: 'off' });
+  });
+
+  it('--wait times out with its own exit status when the command sticks', async () => {
+    const id = powerCapableVehicle('off');
+    simulator.control.updateVehicle(id, { stuck: true });
+    const run = await runCli(
+      ['power', 'on', id, '--wait', '--timeout', '300ms', '--interval', '50ms'],
+      env(),
+    );
+    expect(run.code).toBe(ExitCode.timedOut);
+    expect(run.stderr).toMatch(
+      new RegExp(`${id} did not report power on within [\\d.]+s; last report: off, on pending`),
+    );
+  });
+
+  it('--wait fails when an opposite command replaces ours', async () => {
+    const id = powerCapableVehicle('off');
+    simulator.control.updateVehicle(id, { stuck: true });
+    const waiting = runCli(['power', 'on', id, '--wait', '--timeout', '10s', '--interval', '20ms'], env());
+    await expect.poll(() => simulator.control.getVehicle(id)?.pendingCommand).toEqual({ state: 'on' });
+    simulator.control.updateVehicle(id, { pendingCommand: { state: 'off' } });
+    const run = await waiting;
+    expect(run.code).toBe(ExitCode.failed);
+    expect(run.stderr).toContain('a power off command replaced the power on request');
+  });
+
+  it('an unknown vehicle is "not found", exit 4', async () => {
+    const run = await runCli(['power', 'on', 'veh-9999'], env());
+    expect(run.code).toBe(ExitCode.notFound);
+    expect(run.stderr).toMatch(/^fleetwatch: vehicle "veh-9999" not found/);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('a wrong secret is a one-line authentication error, exit 3, secret not shown', async () => {
+    const run = await runCli(['vehicles'], { FLEETWATCH_CONFIG: config, FLEET_SECRET: 'wrong-secret-value' });
+    expect(run.code).toBe(ExitCode.auth);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^fleetwatch: authentication failed/);
+    expect(run.stderr).not.toContain('wrong-secret-value');
+  });
+});
+
+describe('fleetwatch robots', () => {
+  it('lists robots and reads health, feedback and lease', async () => {
+    const robots = await runCli(['robots', '--json'], env());
+    const list = JSON.parse(robots.stdout) as Array<{ deviceId: string }>;
+    expect(list.map((robot) => robot.deviceId)).toEqual(
+      simulator.control.state().robots.map((r) => r.deviceId),
+    );
+    const id = list[0]?.deviceId ?? '';
+
+    simulator.control.updateRobot(id, {
+      lease: { holderId: 'alice', expiresAt: '2099-01-01T00:00:00.000Z' },
+    });
+    const lease = await runCli(['robot', 'lease', id], env());
+    expect(lease.stdout).toContain(`${id}: lease held by alice until 2099-01-01T00:00:00.000Z`);
+
+    const feedback = await runCli(['robot', 'feedback', id, '--json'], env());
+    expect(JSON.parse(feedback.stdout)).toHaveProperty('cortex_status');
+
+    const health = await runCli(['robot', 'health', id], env());
+    expect(health.code).toBe(ExitCode.ok);
+    expect(health.stdout).toContain(`${id}: healthy`);
+  });
+
+  it('an unhealthy robot fails its health check', async () => {
+    const id = simulator.control.state().robots[0]?.deviceId ?? '';
+    simulator.control.updateRobot(id, { healthy: false, unhealthyMode: 'error' });
+    const health = await runCli(['robot', 'health', id], env());
+    expect(health.code).toBe(ExitCode.failed);
+    expect(health.stderr).toMatch(/^fleetwatch: /);
+  });
+});
+
+describe('usage and configuration errors', () => {
+  it('an unknown option exits 2 with a hint', async () => {
+    const run = await runCli(['vehicles', '--colour'], env());
+    expect(run.code).toBe(ExitCode.usage);
+    expect(run.stderr).toContain("unknown option '--colour'");
+  });
+
+  it('a malformed --timeout names what it expects', async () => {
+    const run = await runCli(['power', 'on', 'veh-0001', '--wait', '--timeout', 'soon'], env());
+    expect(run.code).toBe(ExitCode.usage);
+    expect(run.stderr).toContain('expected a duration such as 30s, 5m or 1h');
+  });
+
+  it('--help works on every command and exits 0', async () => {
+    for (const args of [
+      [],
+      ['power'],
+      ['power', 'on'],
+      ['robot', 'feedback'],
+      ['simulate'],
+      ['config', 'check'],
+    ]) {
+      const run = await runCli([...args, '--help'], {});
+      expect(run.code, args.join(' ')).toBe(ExitCode.ok);
+      expect(run.stdout).toContain('Usage: fleetwatch');
+    }
+  });
+
+  it('config check prints the effective config with secrets masked', async () => {
+    const run = await runCli(['config', 'check'], env());
+    expect(run.code).toBe(ExitCode.ok);
+    expect(run.stdout).toContain('client_secret: "[REDACTED]"');
+    expect(run.stdout).not.toContain(SECRET);
+    expect(run.stdout).toContain('request_timeout: 2000');
+  });
+
+  it('a bad config exits 2 with one line per problem and no stack trace', async () => {
+    const bad = writeSimulatorConfig('ftp://nowhere', 'colour: blue\n');
+    const run = await runCli(['config', 'check'], { FLEETWATCH_CONFIG: bad });
+    expect(run.code).toBe(ExitCode.usage);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      `fleetwatch: ${bad}: upstream.client_secret: environment variable FLEET_SECRET is not set`,
+      `fleetwatch: ${bad}: upstream.base_url: must be an http(s) URL`,
+      `fleetwatch: ${bad}: upstream.robot_base_url: must be an http(s) URL`,
+      `fleetwatch: ${bad}: upstream.auth_url: must be an http(s) URL`,
+      `fleetwatch: ${bad}: (top level): unknown field "colour"`,
+    ]);
+  });
+
+  it('a missing secret variable is a config error naming it', async () => {
+    const run = await runCli(['vehicles'], { FLEETWATCH_CONFIG: config });
+    expect(run.code).toBe(ExitCode.usage);
+    expect(run.stderr).toContain('upstream.client_secret: environment variable FLEET_SECRET is not set');
+  });
+});

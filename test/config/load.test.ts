@@ -1,0 +1,138 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDuration } from '../../src/config/duration.js';
+import { ConfigError, loadConfig, maskConfig, parseConfig } from '../../src/config/index.js';
+import { SecretRegistry } from '../../src/log/secrets.js';
+
+const VALID = `
+upstream:
+  base_url: https://fleet.example.com/
+  robot_base_url: https://robots.example.com
+  auth_url: https://auth.example.com
+  client_id: fleetwatch
+  client_secret: \${FLEET_SECRET}
+`;
+
+function problemsOf(text: string, env: NodeJS.ProcessEnv = { FLEET_SECRET: 's3cr3t-value' }): string[] {
+  try {
+    parseConfig(text, 'test.yaml', env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the config to be rejected');
+}
+
+describe('parseConfig', () => {
+  it('fills defaults, trims trailing slashes and interpolates secrets from the environment', () => {
+    const config = parseConfig(VALID, 'test.yaml', { FLEET_SECRET: 's3cr3t-value' });
+    expect(config.upstream.base_url).toBe('https://fleet.example.com');
+    expect(config.upstream.client_secret).toBe('s3cr3t-value');
+    expect(config.upstream.http.request_timeout).toBe(10_000);
+    expect(config.upstream.token.refresh_before).toBe(60_000);
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'fw' });
+  });
+
+  it('accepts durations as text and uses ${VAR:-fallback} when the variable is unset', () => {
+    const config = parseConfig(
+      `${VALID}  http:\n    request_timeout: 2.5s\n    retry_base_delay: \${BASE:-150ms}\n`,
+      'test.yaml',
+      { FLEET_SECRET: 'abcdefgh' },
+    );
+    expect(config.upstream.http.request_timeout).toBe(2_500);
+    expect(config.upstream.http.retry_base_delay).toBe(150);
+  });
+
+  it('keeps $${ as a literal', () => {
+    const config = parseConfig(
+      VALID.replace('client_id: fleetwatch', () => 'client_id: a$${b}'),
+      't',
+      {
+        FLEET_SECRET: 'abcdefgh',
+      },
+    );
+    expect(config.upstream.client_id).toBe('a${b}');
+  });
+
+  it('names the field and the reason for each problem', () => {
+    const text = VALID.replace('https://fleet.example.com/', 'ftp://fleet').replace(
+      '  client_id: fleetwatch\n',
+      '  colour: blue\n',
+    );
+    expect(problemsOf(`${text}redis:\n  url: localhost\n`)).toEqual([
+      'upstream.base_url: must be an http(s) URL',
+      'upstream.client_id: is required',
+      'upstream: unknown field "colour"',
+      'redis.url: must be a redis:// or rediss:// URL',
+    ]);
+  });
+
+  it('says which environment variable is missing, for which field', () => {
+    expect(problemsOf(VALID, {})).toEqual([
+      'upstream.client_secret: environment variable FLEET_SECRET is not set',
+    ]);
+  });
+
+  it('rejects malformed durations, numbers and enums', () => {
+    const text = `${VALID}  http:\n    request_timeout: soon\n    max_connections: 0\nlog:\n  level: loud\n`;
+    expect(problemsOf(text)).toEqual([
+      'upstream.http.request_timeout: must be a duration such as 500ms, 30s, 5m or 1h (got "soon")',
+      'upstream.http.max_connections: must be at least 1',
+      'log.level: must be one of "trace", "debug", "info", "warn", "error", "fatal", "silent"',
+    ]);
+  });
+
+  it('reports YAML syntax errors with their position', () => {
+    const [problem] = problemsOf('upstream:\n  base_url: [unclosed\n');
+    expect(problem).toMatch(/^line \d+, column \d+: /);
+  });
+
+  it('rejects a file that is not a mapping', () => {
+    expect(problemsOf('- a\n- b\n')).toEqual([
+      'the file must be a YAML mapping (key: value pairs) at the top level',
+    ]);
+  });
+});
+
+describe('loadConfig', () => {
+  it('reads the file named by --config, else FLEETWATCH_CONFIG, and registers its secrets', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fleetwatch-config-'));
+    const file = join(dir, 'fleetwatch.yaml');
+    writeFileSync(file, `${VALID}redis:\n  url: redis://:hunter2-pass@127.0.0.1:6379\n`);
+    const registry = new SecretRegistry();
+    const config = loadConfig(
+      undefined,
+      { FLEETWATCH_CONFIG: file, FLEET_SECRET: 'client-secret-1' },
+      registry,
+    );
+    expect(config.upstream.client_id).toBe('fleetwatch');
+    expect(registry.scrub('a client-secret-1 b hunter2-pass c')).toBe('a [REDACTED] b [REDACTED] c');
+    const masked = JSON.stringify(maskConfig(config));
+    expect(masked).not.toContain('client-secret-1');
+    expect(masked).not.toContain('hunter2-pass');
+  });
+
+  it('explains a missing file', () => {
+    expect(() => loadConfig('/nonexistent/fleetwatch.yaml', {}, new SecretRegistry())).toThrow(
+      /cannot read the config file \(no such file\)/,
+    );
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['250ms', 250],
+    ['30s', 30_000],
+    ['5m', 300_000],
+    ['1.5h', 5_400_000],
+    ['2d', 172_800_000],
+  ])('%s is %d ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(['', '5', 'm', '5 minutes', '-1s'])('rejects %j', (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+});

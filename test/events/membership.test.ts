@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { EVENT } from '../../src/events/catalogue.js';
+import { DEFAULT_DETECTOR_OPTIONS } from '../../src/events/detector-options.js';
+import { robotMembershipDetector } from '../../src/events/detectors/robot-membership.js';
+import { vehicleMembershipDetector } from '../../src/events/detectors/vehicle-membership.js';
+import { at, Script, typesOf } from './helpers.js';
+
+const vehicles = (removeAfter = 2) =>
+  new Script(vehicleMembershipDetector, { ...DEFAULT_DETECTOR_OPTIONS.vehicleMembership, removeAfter });
+
+describe('vehicle membership', () => {
+  it('takes the first list as the baseline, silently', () => {
+    const script = vehicles();
+    expect(script.ok(0, ['v-1', 'v-2'])).toEqual([]);
+    expect(script.ok(10, ['v-2', 'v-1'])).toEqual([]);
+  });
+
+  it('reports a new vehicle once, naming it in data.vehicleId', () => {
+    const script = vehicles();
+    script.ok(0, ['v-1']);
+    expect(script.ok(10, ['v-1', 'v-2'])).toEqual([
+      { type: EVENT.vehicleDiscovered, data: { severity: 'info', vehicleId: 'v-2' } },
+    ]);
+    script.ok(20, ['v-1', 'v-2']);
+    expect(script.count(EVENT.vehicleDiscovered)).toBe(1);
+  });
+
+  it('does not churn on one odd list', () => {
+    const script = vehicles(2);
+    script.ok(0, ['v-1', 'v-2']);
+    expect(script.ok(10, ['v-1'])).toEqual([]);
+    expect(script.ok(20, ['v-1', 'v-2'])).toEqual([]);
+    expect(script.ok(30, ['v-1'])).toEqual([]);
+    expect(script.ok(40, ['v-1', 'v-2'])).toEqual([]);
+    expect(script.all).toEqual([]);
+  });
+
+  it('removes a vehicle exactly at remove_after consecutive missing lists', () => {
+    const script = vehicles(3);
+    script.ok(0, ['v-1', 'v-2']);
+    expect(script.ok(10, ['v-1'])).toEqual([]);
+    expect(script.ok(20, ['v-1'])).toEqual([]);
+    expect(script.ok(30, ['v-1'])).toEqual([
+      {
+        type: EVENT.vehicleRemoved,
+        data: { severity: 'warning', vehicleId: 'v-2', missingSince: at(10), missedLists: 3 },
+      },
+    ]);
+    expect(script.ok(40, ['v-1'])).toEqual([]);
+    expect(script.count(EVENT.vehicleRemoved)).toBe(1);
+  });
+
+  it('discovers a removed vehicle again when it comes back', () => {
+    const script = vehicles(1);
+    script.ok(0, ['v-1', 'v-2']);
+    expect(typesOf(script.ok(10, ['v-1']))).toEqual([EVENT.vehicleRemoved]);
+    expect(typesOf(script.ok(20, ['v-1', 'v-2']))).toEqual([EVENT.vehicleDiscovered]);
+  });
+
+  it('reports several changes in one list, discovered first, each sorted by id', () => {
+    const script = vehicles(1);
+    script.ok(0, ['a', 'b']);
+    const events = script.ok(10, ['d', 'c']);
+    expect(events.map((event) => [event.type, event.data.vehicleId])).toEqual([
+      [EVENT.vehicleDiscovered, 'c'],
+      [EVENT.vehicleDiscovered, 'd'],
+      [EVENT.vehicleRemoved, 'a'],
+      [EVENT.vehicleRemoved, 'b'],
+    ]);
+  });
+
+  it('ignores failed lists: no events, counters untouched', () => {
+    const script = vehicles(2);
+    script.ok(0, ['v-1', 'v-2']);
+    script.ok(10, ['v-1']);
+    const before = script.state;
+    for (let i = 0; i < 5; i += 1) expect(script.fail(20 + i, 'internal_server_error', 500)).toEqual([]);
+    expect(script.state).toEqual(before);
+    expect(typesOf(script.ok(30, ['v-1']))).toEqual([EVENT.vehicleRemoved]);
+  });
+
+  it('accepts VehicleSummary objects and skips unusable entries', () => {
+    const script = vehicles();
+    script.ok(0, [{ id: 'v-1' }]);
+    const value = [{ id: 'v-1' }, { id: 'v-2', vpnConnected: true }, 42, null, '', { id: 7 }, 'v-3', 'v-3'];
+    const events = script.ok(10, value as never);
+    expect(events.map((event) => event.data.vehicleId)).toEqual(['v-2', 'v-3']);
+  });
+
+  it('ignores a value that is not a list', () => {
+    const script = vehicles();
+    script.ok(0, ['v-1']);
+    expect(script.ok(10, { data: [] } as never)).toEqual([]);
+    expect(script.ok(20, ['v-1'])).toEqual([]);
+  });
+
+  it('handles ids that are prototype keys', () => {
+    const script = vehicles(1);
+    script.ok(0, ['__proto__', 'constructor']);
+    expect(script.ok(10, ['constructor', 'toString']).map((event) => event.data.vehicleId)).toEqual([
+      'toString',
+      '__proto__',
+    ]);
+  });
+});
+
+describe('robot membership', () => {
+  it('shares the rules and names the robot in data.deviceId', () => {
+    const script = new Script(robotMembershipDetector, { removeAfter: 2 });
+    script.ok(0, ['dev-1']);
+    expect(script.ok(10, ['dev-1', { deviceId: 'dev-2' }] as never)).toEqual([
+      { type: EVENT.robotDiscovered, data: { severity: 'info', deviceId: 'dev-2' } },
+    ]);
+    script.ok(20, ['dev-2']);
+    expect(script.ok(30, ['dev-2'])).toEqual([
+      {
+        type: EVENT.robotRemoved,
+        data: { severity: 'warning', deviceId: 'dev-1', missingSince: at(20), missedLists: 2 },
+      },
+    ]);
+  });
+});

@@ -1,0 +1,159 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EventDraft } from '../../src/events/types.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { EventLog, globToRegExp } from '../../src/store/event-log.js';
+import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
+import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
+
+let admin: Redis;
+let redis: Redis;
+const prefixes: string[] = [];
+
+function setup(eventLogCap?: number) {
+  const prefix = uniquePrefix();
+  prefixes.push(prefix);
+  const store = new SnapshotStore({
+    redis,
+    prefix,
+    installation: 'test',
+    ...(eventLogCap ? { eventLogCap } : {}),
+  });
+  const log = new EventLog({ redis, prefix });
+  const versions = new Map<string, number>();
+  let second = 0;
+  async function emit(kind: 'vehicle' | 'robot', id: string, ...types: string[]): Promise<string[]> {
+    const ref: SnapshotRef = { kind, id, signal: 's', subject: `${kind}/${id}` };
+    const version = versions.get(ref.subject) ?? 0;
+    const drafts: EventDraft[] = types.map((type) => ({ type, data: { severity: 'info' } }));
+    second += 1;
+    const observedAt = new Date(Date.UTC(2026, 2, 1, 10, 0, 0) + second * 1000).toISOString();
+    const result = await store.commit(ref, version, { state: second, observedAt }, drafts);
+    if (!result.committed) throw new Error('commit refused');
+    versions.set(ref.subject, result.version);
+    return result.events.map((event) => event.id);
+  }
+  return { prefix, store, log, emit };
+}
+
+beforeAll(async () => {
+  admin = connect();
+  redis = createProducerConnection(redisUrl(), { name: 'test-event-log' });
+  await waitForReady(redis, { timeoutMs: 5_000 });
+});
+
+afterAll(async () => {
+  for (const prefix of prefixes) await deletePrefixKeys(admin, prefix);
+  await closeQuietly([redis, admin]);
+});
+
+describe('globToRegExp', () => {
+  it('matches like a shell glob on dotted types', () => {
+    expect(globToRegExp('vehicle.vpn.*').test('vehicle.vpn.disconnected')).toBe(true);
+    expect(globToRegExp('vehicle.vpn.*').test('vehicle.vpnx.disconnected')).toBe(false);
+    expect(globToRegExp('*.changed').test('robot.lease.changed')).toBe(true);
+    expect(globToRegExp('robot.?ealth.up').test('robot.health.up')).toBe(true);
+    expect(globToRegExp('a+b').test('aab')).toBe(false);
+  });
+});
+
+describe('EventLog', () => {
+  it('keeps roughly the configured number of entries', async () => {
+    const { log, emit } = setup(100);
+    for (let i = 0; i < 30; i += 1)
+      await emit('vehicle', `V-${i}`, ...Array.from({ length: 20 }, () => 'vehicle.ip.changed'));
+    const count = await log.count();
+    // MAXLEN ~ trims whole radix-tree nodes (100 entries by default), so allow one node of slack.
+    expect(count).toBeGreaterThanOrEqual(100);
+    expect(count).toBeLessThan(300);
+  });
+
+  it('filters by type glob and subject, newest last, with a limit', async () => {
+    const { log, emit } = setup();
+    const [d1] = await emit('vehicle', 'V-1', 'vehicle.vpn.disconnected');
+    await emit('vehicle', 'V-2', 'vehicle.power.changed');
+    const [c1] = await emit('vehicle', 'V-1', 'vehicle.vpn.connected');
+    const [d3] = await emit('vehicle', 'V-3', 'vehicle.vpn.disconnected');
+    await emit('robot', 'R-1', 'robot.health.down');
+
+    const vpn = await log.range({ type: 'vehicle.vpn.*' });
+    expect(vpn.map((entry) => entry.event.id)).toEqual([d1, c1, d3]);
+    const v1 = await log.range({ subject: 'vehicle/V-1' });
+    expect(v1.map((entry) => entry.event.type)).toEqual([
+      'vehicle.vpn.disconnected',
+      'vehicle.vpn.connected',
+    ]);
+    const both = await log.range({ type: 'vehicle.vpn.*', subject: 'vehicle/V-3' });
+    expect(both.map((entry) => entry.event.id)).toEqual([d3]);
+    const newest2 = await log.range({ type: 'vehicle.vpn.*', limit: 2 });
+    expect(newest2.map((entry) => entry.event.id)).toEqual([c1, d3]);
+    expect((await log.range()).map((entry) => entry.event.type).at(-1)).toBe('robot.health.down');
+    expect(await log.range({ type: 'nothing.*' })).toEqual([]);
+  });
+
+  it('pages forward from a stream id and starts at an ISO time', async () => {
+    const { log, emit } = setup();
+    for (let i = 0; i < 10; i += 1) await emit('vehicle', `V-${i}`, 'vehicle.discovered');
+    const all = await log.range({ limit: 100 });
+    expect(all).toHaveLength(10);
+
+    const page1 = await log.range({ since: '0-0', limit: 4 });
+    const page2 = await log.range({ since: page1.at(-1)!.streamId, limit: 4 });
+    const page3 = await log.range({ since: page2.at(-1)!.streamId, limit: 4 });
+    expect([...page1, ...page2, ...page3].map((entry) => entry.streamId)).toEqual(
+      all.map((entry) => entry.streamId),
+    );
+    expect(page3).toHaveLength(2);
+
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await log.range({ since: future })).toEqual([]);
+    const past = new Date(Date.now() - 3_600_000).toISOString();
+    expect(await log.range({ since: past })).toHaveLength(10);
+    await expect(log.range({ since: 'last tuesday' })).rejects.toThrow(RangeError);
+  });
+
+  it('tails new events as they are committed', async () => {
+    const { log, emit } = setup();
+    await emit('vehicle', 'V-old', 'vehicle.discovered');
+    const tail = log.tail({ blockMs: 500 });
+    await tail.ready;
+    const first = tail.next();
+    const [id1] = await emit('vehicle', 'V-1', 'vehicle.vpn.disconnected');
+    expect((await first).value?.event.id).toBe(id1);
+    const [id2, id3] = await emit('robot', 'R-1', 'robot.health.down', 'robot.lease.changed');
+    expect((await tail.next()).value?.event.id).toBe(id2);
+    expect((await tail.next()).value?.event.id).toBe(id3);
+    await tail.close();
+    expect((await tail.next()).done).toBe(true);
+  });
+
+  it('tails with a filter, resumes from an id and ends on abort', async () => {
+    const { log, emit } = setup();
+    const [before] = await emit('vehicle', 'V-1', 'vehicle.vpn.disconnected');
+    const start = (await log.range()).at(-1)!.streamId;
+    const [after] = await emit('vehicle', 'V-1', 'vehicle.vpn.connected');
+
+    const controller = new AbortController();
+    const resumed = log.tail({
+      fromId: '0-0',
+      type: 'vehicle.vpn.*',
+      signal: controller.signal,
+      blockMs: 500,
+    });
+    const seen: string[] = [];
+    const done = (async () => {
+      for await (const entry of resumed) {
+        seen.push(entry.event.id);
+        if (seen.length === 3) controller.abort();
+      }
+    })();
+    await emit('vehicle', 'V-2', 'vehicle.power.changed');
+    const [third] = await emit('vehicle', 'V-2', 'vehicle.vpn.disconnected');
+    await done;
+    expect(seen).toEqual([before, after, third]);
+
+    const fromStart = log.tail({ fromId: start, blockMs: 500 });
+    expect((await fromStart.next()).value?.event.id).toBe(after);
+    await fromStart.close();
+  });
+});

@@ -1,0 +1,67 @@
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { type LeaseRef, PollLeases } from '../../src/store/poll-lease.js';
+import { connect, deletePrefixKeys, eventually, redisUrl, uniquePrefix } from '../support/redis.js';
+
+const prefix = uniquePrefix();
+let admin: Redis;
+let redis: Redis;
+let leases: PollLeases;
+
+const ref = (id: string): LeaseRef => ({ kind: 'vehicle', id, signal: 'power' });
+
+beforeAll(async () => {
+  admin = connect();
+  redis = createProducerConnection(redisUrl(), { name: 'test-leases' });
+  await waitForReady(redis, { timeoutMs: 5_000 });
+  leases = new PollLeases({ redis, prefix });
+});
+
+afterAll(async () => {
+  await deletePrefixKeys(admin, prefix);
+  await closeQuietly([redis, admin]);
+});
+
+describe('PollLeases', () => {
+  it('grants a held lease to nobody else', async () => {
+    const refs = [ref('A'), ref('B'), ref('C')];
+    expect(await leases.acquire(refs, 10_000, 'worker-1')).toEqual(refs);
+    expect(await leases.acquire([ref('B'), ref('D')], 10_000, 'worker-2')).toEqual([ref('D')]);
+    // Not re-entrant either: a second poll by the same owner does not overlap the first.
+    expect(await leases.acquire([ref('A')], 10_000, 'worker-1')).toEqual([]);
+    const ttl = await admin.pttl(leases.keyOf(ref('A')));
+    expect(ttl).toBeGreaterThan(9_000);
+    expect(await admin.get(leases.keyOf(ref('A')))).toBe('worker-1');
+  });
+
+  it('lets only the owner release', async () => {
+    const refs = [ref('R1'), ref('R2')];
+    await leases.acquire(refs, 10_000, 'owner');
+    expect(await leases.release(refs, 'intruder')).toBe(0);
+    expect(await leases.acquire(refs, 10_000, 'intruder')).toEqual([]);
+    expect(await leases.release([ref('R1')], 'owner')).toBe(1);
+    expect(await leases.acquire(refs, 10_000, 'intruder')).toEqual([ref('R1')]);
+    expect(await leases.release([...refs, ref('never')], 'owner')).toBe(1);
+  });
+
+  it('frees a lease when its ttl expires, and extends only owned leases', async () => {
+    await leases.acquire([ref('T')], 100, 'slow-poller');
+    expect(await leases.extend([ref('T')], 150, 'other')).toEqual([]);
+    expect(await leases.extend([ref('T')], 150, 'slow-poller')).toEqual([ref('T')]);
+    await eventually(
+      () => admin.exists(leases.keyOf(ref('T'))),
+      (n) => n === 0,
+      { timeoutMs: 2_000 },
+    );
+    expect(await leases.acquire([ref('T')], 10_000, 'next-tick')).toEqual([ref('T')]);
+    expect(await leases.release([ref('T')], 'slow-poller')).toBe(0);
+  });
+
+  it('handles empty batches and bad input', async () => {
+    expect(await leases.acquire([], 1_000, 'x')).toEqual([]);
+    expect(await leases.release([], 'x')).toBe(0);
+    await expect(leases.acquire([ref('Z')], 0, 'x')).rejects.toThrow(RangeError);
+    await expect(leases.acquire([ref('Z')], 1_000, '')).rejects.toThrow(TypeError);
+  });
+});

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { inject } from 'vitest';
+
+/** The Redis URL from the global setup; fails the test with the setup's explanation when there is none. */
+export function redisUrl(): string {
+  const url = inject('redisUrl');
+  if (!url) throw new Error(inject('redisProblem') || 'no Redis available for tests');
+  return url;
+}
+
+/** A prefix no other test file (or run) shares: keys become `{t-<random>}:...`. */
+export function uniquePrefix(): string {
+  return `t-${randomBytes(5).toString('hex')}`;
+}
+
+/** A plain connection for assertions and setup; errors are swallowed (tests assert on results). */
+export function connect(options: RedisOptions = {}): Redis {
+  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2, ...options });
+  redis.on('error', () => {});
+  return redis;
+}
+
+/** Deletes every key under `{prefix}` (SCAN MATCH + UNLINK). Never FLUSHDB: the server is shared. */
+export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await redis.unlink(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}
+
+/** Resolves once `predicate` holds, polling every `intervalMs`; rejects after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T>,
+  predicate: (value: T) => boolean,
+  { timeoutMs = 10_000, intervalMs = 25 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (predicate(value)) return value;
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/** Kills one of our own connections server-side by its client name (simulates Redis dropping it). */
+export async function killClientByName(admin: Redis, name: string): Promise<number> {
+  const list = (await admin.client('LIST')) as string;
+  let killed = 0;
+  for (const line of list.split('\n')) {
+    const fields = Object.fromEntries(line.split(' ').map((pair) => pair.split('=', 2) as [string, string]));
+    if (fields.name === name && fields.id) {
+      killed += Number(await admin.client('KILL', 'ID', fields.id));
+    }
+  }
+  return killed;
+}

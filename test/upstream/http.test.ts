@@ -1,0 +1,259 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createUpstream,
+  InvalidPayloadError,
+  NetworkError,
+  type RequestInfo,
+  type Upstream,
+  type UpstreamError,
+  UpstreamTimeoutError,
+} from '../../src/upstream/index.js';
+import { VERSION } from '../../src/version.js';
+import { deferred, FakeUpstream, send, testConfig } from './fake-upstream.js';
+
+let fake: FakeUpstream;
+let upstream: Upstream | undefined;
+
+beforeEach(async () => {
+  fake = await FakeUpstream.start();
+});
+
+afterEach(async () => {
+  await upstream?.close();
+  upstream = undefined;
+  await fake.close();
+});
+
+async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as UpstreamError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+const HEALTH = '/api/platform/d/v2/health';
+
+describe('requests', () => {
+  it('send User-Agent fleetwatch/<version> and accept JSON, to the token issuer and the API', async () => {
+    upstream = createUpstream({ config: testConfig(fake.url) });
+    fake.sequence('GET', HEALTH, [[200, { status: 'ok' }]]);
+    await upstream.robots.health('d');
+    expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
+    for (const request of fake.requests) {
+      expect(request.headers['user-agent']).toBe(`fleetwatch/${VERSION}`);
+      expect(request.headers.accept).toBe('application/json');
+    }
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('read whole bodies and reuse one keep-alive connection', async () => {
+    upstream = createUpstream({ config: testConfig(fake.url) });
+    fake.sequence('GET', HEALTH, [[200, { status: 'ok', padding: 'x'.repeat(100_000) }]]);
+    await upstream.robots.health('d');
+    const warm = fake.connections;
+    for (let i = 0; i < 5; i++) await upstream.robots.health('d');
+    expect(fake.connections).toBe(warm);
+  });
+
+  it('error bodies are consumed too (connection reused after 503s)', async () => {
+    upstream = createUpstream({ config: testConfig(fake.url, { http: { retries: 3 } }) });
+    fake.sequence('GET', HEALTH, [
+      [200, {}],
+      [503, { message: 'busy', padding: 'y'.repeat(50_000) }],
+      [503],
+      [200, {}],
+    ]);
+    await upstream.robots.health('d');
+    const warm = fake.connections;
+    await upstream.robots.health('d');
+    expect(fake.count('GET', HEALTH)).toBe(4);
+    expect(fake.connections).toBe(warm);
+  });
+
+  it('refuse oversized bodies', async () => {
+    upstream = createUpstream({ config: testConfig(fake.url) });
+    fake.sequence('GET', HEALTH, [[200, { status: 'ok', padding: 'x'.repeat(17 * 1024 * 1024) }]]);
+    expect(await failure(upstream.robots.health('d'))).toBeInstanceOf(InvalidPayloadError);
+  });
+});
+
+describe('time-outs and network errors', () => {
+  it('a response that never comes → UpstreamTimeoutError after request_timeout, retried for reads', async () => {
+    upstream = createUpstream({
+      config: testConfig(fake.url, { http: { retries: 1, request_timeout: 100 } }),
+    });
+    const hold = deferred();
+    fake.on('GET', HEALTH, async (_request, response) => {
+      await hold.promise;
+      send(response, 200, {});
+    });
+    const started = performance.now();
+    try {
+      const error = await failure(upstream.robots.health('d'));
+      expect(error).toBeInstanceOf(UpstreamTimeoutError);
+      expect(error.retryable).toBe(true);
+      expect(error.message).toBe('no response for robot "d" within 100 ms (robot.health: timeout)');
+      expect(fake.count('GET', HEALTH)).toBe(2);
+      expect(performance.now() - started).toBeLessThan(1_500);
+    } finally {
+      hold.resolve();
+    }
+  });
+
+  it('a body that stalls half-way also times out', async () => {
+    upstream = createUpstream({
+      config: testConfig(fake.url, { http: { retries: 0, request_timeout: 100 } }),
+    });
+    const hold = deferred();
+    fake.on('GET', HEALTH, async (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"status":');
+      await hold.promise;
+      response.end('"ok"}');
+    });
+    try {
+      expect(await failure(upstream.robots.health('d'))).toBeInstanceOf(UpstreamTimeoutError);
+    } finally {
+      hold.resolve();
+    }
+  });
+
+  it('a refused connection → NetworkError, retried, reported to the observer', async () => {
+    const seen: RequestInfo[] = [];
+    const config = testConfig(fake.url, { http: { retries: 2 } });
+    await fake.close();
+    upstream = createUpstream({ config, observer: { request: (info) => seen.push(info) } });
+    const error = await failure(upstream.tokens.getToken());
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error.code).toBe('network');
+    expect(error.message).toContain('ECONNREFUSED');
+    expect(seen.map((info) => info.status)).toEqual(['network', 'network', 'network']);
+    fake = await FakeUpstream.start(); // for afterEach
+  });
+
+  it('a connection closed mid-response → NetworkError', async () => {
+    upstream = createUpstream({ config: testConfig(fake.url, { http: { retries: 0 } }) });
+    fake.on('GET', HEALTH, (request, response) => {
+      response.writeHead(200, { 'content-length': '100' });
+      response.write('{"status"');
+      response.socket?.destroy();
+      void request;
+    });
+    expect(await failure(upstream.robots.health('d'))).toBeInstanceOf(NetworkError);
+  });
+
+  it("the caller's abort ends the call at once with its reason, no retries", async () => {
+    upstream = createUpstream({ config: testConfig(fake.url, { http: { retries: 3 } }) });
+    const hold = deferred();
+    fake.on('GET', HEALTH, async (_request, response) => {
+      await hold.promise;
+      send(response, 200, {});
+    });
+    const controller = new AbortController();
+    const call = upstream.robots.health('d', { signal: controller.signal });
+    await fake.until(() => fake.count('GET', HEALTH) === 1);
+    controller.abort(new Error('shutting down'));
+    await expect(call).rejects.toThrow('shutting down');
+    hold.resolve();
+    expect(fake.count('GET', HEALTH)).toBe(1);
+  });
+});
+
+describe('in-flight cap', () => {
+  it('never has more than max_in_flight requests in flight across origins', async () => {
+    const other = await FakeUpstream.start();
+    try {
+      const config = { ...testConfig(fake.url, { http: { max_in_flight: 2 } }), robot_base_url: other.url };
+      upstream = createUpstream({ config });
+      await upstream.tokens.getToken();
+      let active = 0;
+      let peak = 0;
+      const releases: Array<() => void> = [];
+      const handler = async (_request: unknown, response: import('node:http').ServerResponse) => {
+        active++;
+        peak = Math.max(peak, active);
+        const gate = deferred();
+        releases.push(gate.resolve);
+        await gate.promise;
+        active--;
+        send(response, 200, { status: 'success', data: [] });
+      };
+      fake.on('GET', '/v1/vehicles', handler);
+      other.on('GET', HEALTH, handler);
+      const calls = [
+        ...Array.from({ length: 3 }, () => upstream!.fleet.listVehicles()),
+        ...Array.from({ length: 3 }, () => upstream!.robots.health('d')),
+      ];
+      const arrived = () => fake.count('GET', '/v1/vehicles') + other.count('GET', HEALTH);
+      for (let released = 0; released < 6; released++) {
+        await Promise.race([fake.until(() => releases.length > 0), other.until(() => releases.length > 0)]);
+        // Give any request that would break the cap time to arrive before letting one go.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(arrived() - released).toBeLessThanOrEqual(2);
+        releases.shift()?.();
+      }
+      await Promise.all(calls);
+      expect(peak).toBe(2);
+      expect(arrived()).toBe(6);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('logging and observing', () => {
+  it('logs each request at debug without headers or tokens, and reports it to the observer', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const seen: RequestInfo[] = [];
+    upstream = createUpstream({
+      config: testConfig(fake.url),
+      logger: pino({ level: 'debug' }, sink),
+      observer: { request: (info) => seen.push(info) },
+    });
+    fake.sequence('GET', '/v1/vehicles/v-1/power/status', [[404]]);
+    await failure(upstream.fleet.getPowerStatus('v-1'));
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const request = entries.find(
+      (entry) => entry.operation === 'get_vehicle_power_status' && entry.status === 404,
+    );
+    expect(request).toMatchObject({ method: 'GET', target: 'v-1', msg: 'upstream request' });
+    expect(typeof request?.durationMs).toBe('number');
+    const all = lines.join('\n');
+    expect(all).not.toContain(fake.issued[0]);
+    expect(all.toLowerCase()).not.toContain('authorization');
+    expect(all).not.toContain('cs-very-secret');
+    expect(seen.map((info) => [info.operation, info.status])).toEqual([
+      ['oauth_token', 200],
+      ['get_vehicle_power_status', 404],
+    ]);
+  });
+
+  it('a throwing observer does not break requests', async () => {
+    upstream = createUpstream({
+      config: testConfig(fake.url),
+      observer: {
+        request: () => {
+          throw new Error('metrics broke');
+        },
+      },
+    });
+    fake.sequence('GET', HEALTH, [[200, { status: 'ok' }]]);
+    await expect(upstream.robots.health('d')).resolves.toEqual({ status: 'ok' });
+  });
+
+  it('close() can be called twice', async () => {
+    upstream = createUpstream({ config: testConfig(fake.url) });
+    await upstream.close();
+    await upstream.close();
+  });
+});
