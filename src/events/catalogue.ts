@@ -180,7 +180,8 @@ const DEFINITIONS = {
       subject: 'vehicle',
       severity: 'info',
       incident: resolves('vpn', EVENT.vpnDisconnected),
-      description: 'The vehicle reconnected (`success_threshold` consecutive lists); carries the outage duration.',
+      description:
+        'The vehicle reconnected (`success_threshold` consecutive lists); carries the outage duration.',
     },
     {
       ...onVehicle,
@@ -195,7 +196,8 @@ const DEFINITIONS = {
       subject: 'vehicle',
       severity: 'info',
       incident: null,
-      description: "The vehicle's VPN `ipAddress` changed, appeared (previous null) or disappeared (current null).",
+      description:
+        "The vehicle's VPN `ipAddress` changed, appeared (previous null) or disappeared (current null).",
     },
     { ...onVehicle, previous: z.string().nullable(), current: z.string().nullable() },
   ),
@@ -235,7 +237,8 @@ const DEFINITIONS = {
       subject: 'vehicle',
       severity: 'info',
       incident: null,
-      description: 'The pending command cleared and `state` equals what it requested; durationMs is how long it took.',
+      description:
+        'The pending command cleared and `state` equals what it requested; durationMs is how long it took.',
     },
     {
       ...onVehicle,
@@ -353,7 +356,8 @@ const DEFINITIONS = {
       subject: 'vehicle',
       severity: 'info',
       incident: resolves('reachability', EVENT.vehicleUnreachable),
-      description: 'Power status answers again (`success_threshold` times in a row); carries the outage duration.',
+      description:
+        'Power status answers again (`success_threshold` times in a row); carries the outage duration.',
     },
     {
       ...onVehicle,
@@ -407,7 +411,8 @@ const DEFINITIONS = {
       subject: 'robot',
       severity: 'info',
       incident: resolves('health', EVENT.robotHealthDown),
-      description: '`success_threshold` consecutive good health checks after being down; carries the duration.',
+      description:
+        '`success_threshold` consecutive good health checks after being down; carries the duration.',
     },
     { ...onRobot, previous: z.literal('down'), current: z.literal('up'), since, durationMs },
   ),
@@ -572,7 +577,11 @@ function buildEventSchema(type: FleetEventType) {
     .superRefine((event, ctx) => {
       const id = (event.data as Record<string, unknown>)[field];
       if (event.subject !== `${definition.subject}/${String(id)}`) {
-        ctx.addIssue({ code: 'custom', path: ['subject'], message: `subject must be ${definition.subject}/<data.${field}>` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['subject'],
+          message: `subject must be ${definition.subject}/<data.${field}>`,
+        });
       }
     })
     .meta({ title: type, description: definition.description });
@@ -613,11 +622,14 @@ export function draft<T extends FleetEventType>(
 
 /** Checks a draft against the catalogue: known type, data matching its schema. */
 export function validateDraft(candidate: EventDraft): { ok: true } | { ok: false; problems: string[] } {
-  if (!isFleetEventType(candidate.type)) return { ok: false, problems: [`unknown event type ${candidate.type}`] };
+  if (!isFleetEventType(candidate.type))
+    return { ok: false, problems: [`unknown event type ${candidate.type}`] };
   const result = draftDataSchema(candidate.type).safeParse(candidate.data);
   if (result.success) return { ok: true };
   return {
     ok: false,
-    problems: result.error.issues.map((issue) => `${candidate.type}: data.${issue.path.join('.')}: ${issue.message}`),
+    problems: result.error.issues.map(
+      (issue) => `${candidate.type}: data.${issue.path.join('.')}: ${issue.message}`,
+    ),
   };
 }

@@ -48,7 +48,8 @@ export function fingerprint(value: unknown): Fingerprint {
   }
   if (value !== null && typeof value === 'object') {
     // toJSON-bearing objects hash as what they serialize to; treat them as a whole.
-    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return { hash, kind: 'scalar', entries: null };
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+      return { hash, kind: 'scalar', entries: null };
     const record = value as Record<string, unknown>;
     // The keys canonical JSON keeps (it leaves out undefined, functions and symbols).
     const keys = Object.keys(record).filter((key) => {
@@ -87,7 +88,11 @@ export function diffFingerprints(previous: Fingerprint, current: Fingerprint): S
 /** One line, at most MAX_SUMMARY characters: `loadedRoute: +speed; -legacy; ~waypoints, name`. */
 export function summarizeDiff(label: string, diff: StructuralDiff): string {
   const parts: string[] = [];
-  if (diff.changed.length === 1 && diff.changed[0] === ROOT && diff.added.length + diff.removed.length === 0) {
+  if (
+    diff.changed.length === 1 &&
+    diff.changed[0] === ROOT &&
+    diff.added.length + diff.removed.length === 0
+  ) {
     parts.push('replaced');
   } else {
     if (diff.added.length > 0) parts.push(`added ${diff.added.join(', ')}`);

@@ -64,7 +64,10 @@ export class Script<State, Value, Options> {
 
   step(observation: Observation<Value>, nowSeconds: number): EventDraft[] {
     const previous = this.state === undefined ? undefined : (JSON.parse(JSON.stringify(this.state)) as State);
-    const result = this.detector(previous, observation, { now: T0 + nowSeconds * 1000, options: this.options });
+    const result = this.detector(previous, observation, {
+      now: T0 + nowSeconds * 1000,
+      options: this.options,
+    });
     expectValidDrafts(result.events);
     expectPlainJson(result.state);
     this.state = result.state;
@@ -126,7 +129,19 @@ export class Random {
       case 7:
       case 8: {
         const out: Record<string, unknown> = {};
-        const keys = ['v', 'state', 'known', 'missing', 'vpn', 'ip', 'value', 'reading', 'alerting', 'streak', '__proto__'];
+        const keys = [
+          'v',
+          'state',
+          'known',
+          'missing',
+          'vpn',
+          'ip',
+          'value',
+          'reading',
+          'alerting',
+          'streak',
+          '__proto__',
+        ];
         for (let i = this.int(0, 4); i > 0; i -= 1) {
           Object.defineProperty(out, this.pick(keys), {
             value: this.json(depth - 1),

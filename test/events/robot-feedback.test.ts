@@ -16,12 +16,18 @@ const platformFeedback = {
 };
 
 describe('normalizeFeedback', () => {
-  const expected = { cortexStatus: 2, cortexText: 'ACTIVE', navStatus: 2, navText: 'EXECUTING', vehicleState: 'DRIVING' };
+  const expected = {
+    cortexStatus: 2,
+    cortexText: 'ACTIVE',
+    navStatus: 2,
+    navText: 'EXECUTING',
+    vehicleState: 'DRIVING',
+  };
 
   it('reads the whole response, { platform_feedback } or the object itself', () => {
-    expect(normalizeFeedback({ status: 'success', message: '', data: { platform_feedback: platformFeedback } })).toEqual(
-      expected,
-    );
+    expect(
+      normalizeFeedback({ status: 'success', message: '', data: { platform_feedback: platformFeedback } }),
+    ).toEqual(expected);
     expect(normalizeFeedback({ platform_feedback: platformFeedback })).toEqual(expected);
     expect(normalizeFeedback(platformFeedback)).toEqual(expected);
   });
@@ -51,7 +57,17 @@ describe('normalizeFeedback', () => {
         },
       },
     );
-    for (const payload of [undefined, null, 0, 'x', [], [platformFeedback], { data: null }, { data: { platform_feedback: 5 } }, hostile]) {
+    for (const payload of [
+      undefined,
+      null,
+      0,
+      'x',
+      [],
+      [platformFeedback],
+      { data: null },
+      { data: { platform_feedback: 5 } },
+      hostile,
+    ]) {
       expect(() => normalizeFeedback(payload)).not.toThrow();
     }
     expect(normalizeFeedback({ data: { platform_feedback: 5 } })).toEqual({});
@@ -70,8 +86,16 @@ describe('robot feedback', () => {
 
   it('reports autonomy, navigation and vehicle state changes, once per change', () => {
     const script = feedback();
-    script.ok(0, { cortexStatus: 1, cortexText: 'IDLE', navStatus: 1, navText: 'ACCEPTED', vehicleState: 'PARKED' });
-    expect(script.ok(10, { cortexStatus: 2, cortexText: 'ACTIVE', navStatus: 1, vehicleState: 'PARKED' })).toEqual([
+    script.ok(0, {
+      cortexStatus: 1,
+      cortexText: 'IDLE',
+      navStatus: 1,
+      navText: 'ACCEPTED',
+      vehicleState: 'PARKED',
+    });
+    expect(
+      script.ok(10, { cortexStatus: 2, cortexText: 'ACTIVE', navStatus: 1, vehicleState: 'PARKED' }),
+    ).toEqual([
       {
         type: EVENT.robotAutonomyChanged,
         data: {

@@ -69,8 +69,8 @@ describe('robot health', () => {
     }
     expect(script.count(EVENT.robotHealthDown)).toBe(5);
     expect(script.count(EVENT.robotHealthUp)).toBe(5);
-    expect(script.all.filter((event) => event.type === EVENT.robotHealthUp).map((e) => e.data.durationMs)).toEqual([
-      50_000, 50_000, 50_000, 50_000, 50_000,
-    ]);
+    expect(
+      script.all.filter((event) => event.type === EVENT.robotHealthUp).map((e) => e.data.durationMs),
+    ).toEqual([50_000, 50_000, 50_000, 50_000, 50_000]);
   });
 });

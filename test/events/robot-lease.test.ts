@@ -23,10 +23,16 @@ describe('robot lease', () => {
       },
     ]);
     expect(script.ok(20, { holderId: 'bob' })).toEqual([
-      { type: EVENT.robotLeaseChanged, data: { severity: 'info', previous: 'alice', current: 'bob', expiresAt: null } },
+      {
+        type: EVENT.robotLeaseChanged,
+        data: { severity: 'info', previous: 'alice', current: 'bob', expiresAt: null },
+      },
     ]);
     expect(script.ok(30, { expiresAt: '2025-03-01T12:05:00Z' })).toEqual([
-      { type: EVENT.robotLeaseChanged, data: { severity: 'info', previous: 'bob', current: null, expiresAt: null } },
+      {
+        type: EVENT.robotLeaseChanged,
+        data: { severity: 'info', previous: 'bob', current: null, expiresAt: null },
+      },
     ]);
     script.ok(40, {});
     expect(script.count(EVENT.robotLeaseChanged)).toBe(3);

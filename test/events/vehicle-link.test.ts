@@ -33,14 +33,26 @@ describe('vehicle link: VPN', () => {
     expect(script.ok(20, down)).toEqual([
       {
         type: EVENT.vpnDisconnected,
-        data: { severity: 'warning', previous: 'connected', current: 'disconnected', since: at(10), consecutive: 2 },
+        data: {
+          severity: 'warning',
+          previous: 'connected',
+          current: 'disconnected',
+          since: at(10),
+          consecutive: 2,
+        },
       },
     ]);
     expect(script.ok(30, down)).toEqual([]);
     expect(script.ok(100, up)).toEqual([
       {
         type: EVENT.vpnConnected,
-        data: { severity: 'info', previous: 'disconnected', current: 'connected', since: at(10), durationMs: 90_000 },
+        data: {
+          severity: 'info',
+          previous: 'disconnected',
+          current: 'connected',
+          since: at(10),
+          durationMs: 90_000,
+        },
       },
     ]);
     expect(script.ok(110, up)).toEqual([]);

@@ -50,12 +50,22 @@ describe('vehicle power: state and commands', () => {
     expect(script.ok(10, status(10, 'off', 'on'))).toEqual([
       {
         type: EVENT.powerCommandPending,
-        data: { severity: 'info', requested: 'on', previous: null, current: 'on', state: 'off', pendingSince: at(10) },
+        data: {
+          severity: 'info',
+          requested: 'on',
+          previous: null,
+          current: 'on',
+          state: 'off',
+          pendingSince: at(10),
+        },
       },
     ]);
     expect(script.ok(20, status(20, 'off', 'on'))).toEqual([]);
     expect(script.ok(70, status(70, 'on'))).toEqual([
-      { type: EVENT.powerChanged, data: { severity: 'info', previous: 'off', current: 'on', updatedAt: at(70) } },
+      {
+        type: EVENT.powerChanged,
+        data: { severity: 'info', previous: 'off', current: 'on', updatedAt: at(70) },
+      },
       {
         type: EVENT.powerCommandCompleted,
         data: { severity: 'info', requested: 'on', current: 'on', pendingSince: at(10), durationMs: 60_000 },
@@ -71,7 +81,13 @@ describe('vehicle power: state and commands', () => {
     expect(script.ok(40, status(40, 'on'))).toEqual([
       {
         type: EVENT.powerCommandFailed,
-        data: { severity: 'warning', requested: 'off', current: 'on', pendingSince: at(10), durationMs: 30_000 },
+        data: {
+          severity: 'warning',
+          requested: 'off',
+          current: 'on',
+          pendingSince: at(10),
+          durationMs: 30_000,
+        },
       },
     ]);
   });
@@ -91,7 +107,14 @@ describe('vehicle power: state and commands', () => {
     expect(script.ok(20, status(20, 'off', 'off'))).toEqual([
       {
         type: EVENT.powerCommandPending,
-        data: { severity: 'info', requested: 'off', previous: 'on', current: 'off', state: 'off', pendingSince: at(20) },
+        data: {
+          severity: 'info',
+          requested: 'off',
+          previous: 'on',
+          current: 'off',
+          state: 'off',
+          pendingSince: at(20),
+        },
       },
     ]);
     expect(typesOf(script.ok(30, status(30, 'off')))).toEqual([EVENT.powerCommandCompleted]);
@@ -120,10 +143,19 @@ describe('vehicle power: stuck commands', () => {
     ]);
     for (let s = 400; s < 1000; s += 100) expect(script.ok(s, status(s, 'off', 'on'))).toEqual([]);
     expect(script.ok(1060, status(1060, 'on'))).toEqual([
-      { type: EVENT.powerChanged, data: { severity: 'info', previous: 'off', current: 'on', updatedAt: at(1060) } },
+      {
+        type: EVENT.powerChanged,
+        data: { severity: 'info', previous: 'off', current: 'on', updatedAt: at(1060) },
+      },
       {
         type: EVENT.powerCommandCompleted,
-        data: { severity: 'info', requested: 'on', current: 'on', pendingSince: at(60), durationMs: 1_000_000 },
+        data: {
+          severity: 'info',
+          requested: 'on',
+          current: 'on',
+          pendingSince: at(60),
+          durationMs: 1_000_000,
+        },
       },
       {
         type: EVENT.powerCommandUnstuck,
@@ -155,7 +187,10 @@ describe('vehicle power: stuck commands', () => {
     expect(typesOf(superseded)).toEqual([EVENT.powerCommandUnstuck, EVENT.powerCommandPending]);
     expect(superseded[0]?.data.outcome).toBe('superseded');
     expect(script.ok(150, status(150, 'off', 'off'))).toEqual([]);
-    expect(typesOf(script.ok(171, status(171, 'on', 'off')))).toEqual([EVENT.powerChanged, EVENT.powerCommandStuck]);
+    expect(typesOf(script.ok(171, status(171, 'on', 'off')))).toEqual([
+      EVENT.powerChanged,
+      EVENT.powerCommandStuck,
+    ]);
     const failed = script.ok(200, status(200, 'on'));
     expect(typesOf(failed)).toEqual([EVENT.powerCommandFailed, EVENT.powerCommandUnstuck]);
     expect(failed[1]?.data).toMatchObject({ outcome: 'failed', since: at(110), durationMs: 90_000 });
@@ -230,12 +265,21 @@ describe('vehicle power: reachability', () => {
     script.fail(10, 'timeout');
     script.fail(20, 'network');
     expect(script.ok(30, status(30, 'on'))).toEqual([
-      { type: EVENT.powerChanged, data: { severity: 'info', previous: 'off', current: 'on', updatedAt: at(30) } },
+      {
+        type: EVENT.powerChanged,
+        data: { severity: 'info', previous: 'off', current: 'on', updatedAt: at(30) },
+      },
     ]);
     expect(script.ok(40, status(40, 'on'))).toEqual([
       {
         type: EVENT.vehicleReachable,
-        data: { severity: 'info', previous: 'unreachable', current: 'reachable', since: at(10), durationMs: 20_000 },
+        data: {
+          severity: 'info',
+          previous: 'unreachable',
+          current: 'reachable',
+          since: at(10),
+          durationMs: 20_000,
+        },
       },
     ]);
   });
@@ -276,10 +320,18 @@ describe('vehicle power: reachability', () => {
   it('never emits a state-change event on a failed observation', () => {
     const script = power({ failureThreshold: 1, stuckAfterMs: 0, staleAfterMs: 0 });
     script.ok(0, status(0, 'off', 'on'));
-    const failures = ['timeout', 'network', 'internal_server_error', 'invalid_payload', 'not_found', 'forbidden'];
+    const failures = [
+      'timeout',
+      'network',
+      'internal_server_error',
+      'invalid_payload',
+      'not_found',
+      'forbidden',
+    ];
     const allowed = new Set<string>([EVENT.vehicleUnreachable, EVENT.powerUnsupported]);
     for (const [i, code] of failures.entries()) {
-      for (const type of typesOf(script.fail(1000 + i, code, undefined, 5000))) expect(allowed).toContain(type);
+      for (const type of typesOf(script.fail(1000 + i, code, undefined, 5000)))
+        expect(allowed).toContain(type);
     }
   });
 });
@@ -318,7 +370,13 @@ describe('vehicle power: input it cannot use', () => {
   it('ignores values that are not a power status', () => {
     const script = power();
     script.ok(0, status(0, 'on'));
-    for (const value of [null, 42, 'on', { state: 'sideways' }, { state: 'off', pendingCommand: { state: 'maybe' } }]) {
+    for (const value of [
+      null,
+      42,
+      'on',
+      { state: 'sideways' },
+      { state: 'off', pendingCommand: { state: 'maybe' } },
+    ]) {
       expect(script.ok(10, value as never)).toEqual([]);
     }
     expect(script.ok(20, status(20, 'on'))).toEqual([]);

@@ -1,28 +1,17 @@
-import { readFile } from 'node:fs/promises';
-import { OpenAPIBackend } from 'openapi-backend';
+import type { OpenAPIBackend } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
+import { type FleetOperation, loadFleetContract } from '../support/openapi.js';
 import { call, getToken, type Res } from './helpers.js';
 
-type Operation =
-  | 'list_vehicles'
-  | 'get_vehicle_power_status'
-  | 'request_vehicle_power_on'
-  | 'request_vehicle_power_off';
-type Doc = {
-  paths: Record<string, Record<string, { operationId: Operation; responses: Record<string, unknown> }>>;
-};
-
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-const DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i;
+type Operation = FleetOperation;
 
 describe('simulator /v1 against openapi/fleet-v1.yaml', () => {
   let sim: Simulator;
   let api: OpenAPIBackend;
   let token: string;
   let forbidden: string;
-  const documented = new Map<Operation, Set<number>>();
+  let documented: Map<Operation, Set<number>>;
   const seen: Array<{ op: Operation; res: Res }> = [];
 
   const requests: Record<Operation, (id?: string, t?: string) => Promise<Res>> = {
@@ -42,22 +31,7 @@ describe('simulator /v1 against openapi/fleet-v1.yaml', () => {
   };
 
   beforeAll(async () => {
-    const text = await readFile(new URL('../../openapi/fleet-v1.yaml', import.meta.url), 'utf8');
-    const definition = parse(text);
-    for (const item of Object.values((definition as Doc).paths)) {
-      for (const op of Object.values(item))
-        documented.set(op.operationId, new Set(Object.keys(op.responses).map(Number)));
-    }
-    api = new OpenAPIBackend({
-      definition,
-      // openapi-backend ignores formats it does not know; check the two the document uses.
-      customizeAjv: (ajv) => {
-        ajv.addFormat('ipv4', IPV4);
-        ajv.addFormat('date-time', DATE_TIME);
-        return ajv;
-      },
-    });
-    await api.init();
+    ({ api, documented } = await loadFleetContract());
     sim = await startSimulator({
       seed: 9,
       vehicles: 200,

@@ -31,7 +31,8 @@ function finite(value: unknown): number | undefined {
 
 export function clockOf(observation: unknown, context: unknown): Clock {
   const now = isRecord(context) ? finite(context.now) : undefined;
-  const rawAt = isRecord(observation) && typeof observation.at === 'string' ? Date.parse(observation.at) : Number.NaN;
+  const rawAt =
+    isRecord(observation) && typeof observation.at === 'string' ? Date.parse(observation.at) : Number.NaN;
   const at = Number.isFinite(rawAt) ? rawAt : (now ?? 0);
   return { at, now: now ?? at };
 }
@@ -52,9 +53,9 @@ function errorOf(raw: unknown): ObservationError {
  * an unusable previous state is treated as absent, a malformed observation or context changes
  * nothing, and an unexpected exception yields the (parsed) previous state and no events.
  */
-export function defineDetector<State, Value, Options>(
+export function defineDetector<State, Value, Options, Accepts = Partial<Options>>(
   spec: DetectorSpec<State, Options>,
-): Detector<State, Value, Partial<Options>> {
+): Detector<State, Value, Accepts> {
   return (previous, observation: Observation<Value>, context) => {
     let state: State;
     try {

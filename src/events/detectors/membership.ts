@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { atLeastOne, DEFAULT_DETECTOR_OPTIONS, type MembershipOptions, readOptions } from '../detector-options.js';
+import {
+  atLeastOne,
+  DEFAULT_DETECTOR_OPTIONS,
+  type MembershipOptions,
+  readOptions,
+} from '../detector-options.js';
 import type { Detector, EventDraft } from '../types.js';
 import { type Clock, defineDetector, isoOf, isRecord } from './define.js';
 
@@ -62,7 +67,8 @@ function onList(
 ) {
   const ids = idsOf(value);
   if (ids === undefined) return { state, events: [] };
-  if (state.known === null) return { state: { v: 1 as const, known: [...ids].sort(byCodeUnit), missing: [] }, events: [] };
+  if (state.known === null)
+    return { state: { v: 1 as const, known: [...ids].sort(byCodeUnit), missing: [] }, events: [] };
 
   const removeAfter = atLeastOne(options.removeAfter);
   const known = new Set(state.known);
@@ -88,7 +94,10 @@ function onList(
       nextMissing.push({ id, count, since });
     }
   }
-  return { state: { v: 1 as const, known: nextKnown, missing: nextMissing }, events: [...discovered, ...removed] };
+  return {
+    state: { v: 1 as const, known: nextKnown, missing: nextMissing },
+    events: [...discovered, ...removed],
+  };
 }
 
 export function createMembershipDetector(

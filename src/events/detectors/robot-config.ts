@@ -51,7 +51,7 @@ const LABEL: Record<ConfigPart, string> = {
   loadedZoneSet: 'loaded zone set',
 };
 
-export const robotConfigDetector = defineDetector<RobotConfigState, RobotConfigValue, unknown>({
+export const robotConfigDetector = defineDetector<RobotConfigState, RobotConfigValue, undefined, unknown>({
   initial: () => ({ v: 1, parts: { activeSite: null, loadedRoute: null, loadedZoneSet: null } }),
   parseState: (raw) => {
     const parsed = stateSchema.safeParse(raw);

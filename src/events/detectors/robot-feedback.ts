@@ -114,10 +114,12 @@ function isAborted(pair: StatusPair): boolean {
 
 /** For the event: a navigation status without text gets the ROS goal-status word. */
 function named(pair: StatusPair): StatusPair {
-  return pair.text !== null || pair.status === null ? pair : { ...pair, text: NAV_GOAL_STATUS[pair.status] ?? null };
+  return pair.text !== null || pair.status === null
+    ? pair
+    : { ...pair, text: NAV_GOAL_STATUS[pair.status] ?? null };
 }
 
-export const robotFeedbackDetector = defineDetector<RobotFeedbackState, FeedbackValue, unknown>({
+export const robotFeedbackDetector = defineDetector<RobotFeedbackState, FeedbackValue, undefined, unknown>({
   initial: () => ({ v: 1, autonomy: null, navigation: null, vehicleState: null }),
   parseState: (raw) => {
     const parsed = stateSchema.safeParse(raw);
@@ -128,10 +130,20 @@ export const robotFeedbackDetector = defineDetector<RobotFeedbackState, Feedback
     if (!isRecord(value)) return { state, events: [] };
     const events: EventDraft[] = [];
 
-    const autonomy = track(state.autonomy, pairOf(value.cortexStatus, value.cortexText), sameStatus, mergeStatus);
+    const autonomy = track(
+      state.autonomy,
+      pairOf(value.cortexStatus, value.cortexText),
+      sameStatus,
+      mergeStatus,
+    );
     if (autonomy.change) events.push(draft(EVENT.robotAutonomyChanged, autonomy.change));
 
-    const navigation = track(state.navigation, pairOf(value.navStatus, value.navText), sameStatus, mergeStatus);
+    const navigation = track(
+      state.navigation,
+      pairOf(value.navStatus, value.navText),
+      sameStatus,
+      mergeStatus,
+    );
     if (navigation.change) {
       events.push(
         draft(EVENT.robotNavigationChanged, {
@@ -146,7 +158,12 @@ export const robotFeedbackDetector = defineDetector<RobotFeedbackState, Feedback
     if (vehicleState.change) events.push(draft(EVENT.robotStateChanged, vehicleState.change));
 
     return {
-      state: { v: 1, autonomy: autonomy.known, navigation: navigation.known, vehicleState: vehicleState.known },
+      state: {
+        v: 1,
+        autonomy: autonomy.known,
+        navigation: navigation.known,
+        vehicleState: vehicleState.known,
+      },
       events,
     };
   },

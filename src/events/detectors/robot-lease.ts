@@ -24,7 +24,7 @@ export interface RobotLeaseState {
 
 const stateSchema = z.object({ v: z.literal(1), holder: knownSchema(z.string().nullable()) });
 
-export const robotLeaseDetector = defineDetector<RobotLeaseState, LeaseValue, unknown>({
+export const robotLeaseDetector = defineDetector<RobotLeaseState, LeaseValue, undefined, unknown>({
   initial: () => ({ v: 1, holder: null }),
   parseState: (raw) => {
     const parsed = stateSchema.safeParse(raw);

@@ -52,7 +52,12 @@ export interface ThresholdStep {
   transition: ThresholdTransition | null;
 }
 
-const SETTLED_HEALTHY: ThresholdState = { alerting: false, streak: 0, streakSince: null, incidentSince: null };
+const SETTLED_HEALTHY: ThresholdState = {
+  alerting: false,
+  streak: 0,
+  streakSince: null,
+  incidentSince: null,
+};
 
 export function stepThreshold(
   previous: ThresholdState | null,
@@ -80,7 +85,10 @@ export function stepThreshold(
   if (good) return { state: { ...SETTLED_HEALTHY }, transition: null };
   const streak = state.streak + 1;
   if (streak < failureThreshold) {
-    return { state: { alerting: state.alerting, streak, streakSince, incidentSince: null }, transition: null };
+    return {
+      state: { alerting: state.alerting, streak, streakSince, incidentSince: null },
+      transition: null,
+    };
   }
   return {
     state: { alerting: true, streak: 0, streakSince: null, incidentSince: streakSince },

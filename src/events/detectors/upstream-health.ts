@@ -48,13 +48,16 @@ function windowOf(value: unknown): UpstreamWindow | undefined {
   };
 }
 
-type Verdict = { kind: 'bad'; reasons: ('error_ratio' | 'auth_failures')[]; ratio: number } | { kind: 'good' | 'skip' };
+type Verdict =
+  | { kind: 'bad'; reasons: ('error_ratio' | 'auth_failures')[]; ratio: number }
+  | { kind: 'good' | 'skip' };
 
 function judge(window: UpstreamWindow, options: UpstreamHealthOptions): Verdict {
   const errors = window.serverErrors + window.timeouts;
   const ratio = window.requests > 0 ? errors / window.requests : 0;
   const reasons: ('error_ratio' | 'auth_failures')[] = [];
-  if (window.requests >= Math.max(1, options.minRequests) && ratio >= options.errorRatio) reasons.push('error_ratio');
+  if (window.requests >= Math.max(1, options.minRequests) && ratio >= options.errorRatio)
+    reasons.push('error_ratio');
   if (window.authFailures >= Math.max(1, options.authFailures)) reasons.push('auth_failures');
   if (reasons.length > 0) return { kind: 'bad', reasons, ratio };
   if (window.requests === 0 || (errors > 0 && window.requests < options.minRequests)) return { kind: 'skip' };
@@ -93,7 +96,11 @@ function onWindow(state: UpstreamHealthState, value: unknown, clock: Clock, opti
   return { state: { v: 1 as const, health: step.state }, events };
 }
 
-export const upstreamHealthDetector = defineDetector<UpstreamHealthState, UpstreamWindow, UpstreamHealthOptions>({
+export const upstreamHealthDetector = defineDetector<
+  UpstreamHealthState,
+  UpstreamWindow,
+  UpstreamHealthOptions
+>({
   initial: () => ({ v: 1, health: null }),
   parseState: (raw) => {
     const parsed = stateSchema.safeParse(raw);

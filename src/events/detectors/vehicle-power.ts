@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { type PowerState, type PowerStatus, type PowerTarget, powerStateSchema, powerTargetSchema } from '../../upstream/schemas/v1.js';
+import {
+  type PowerState,
+  type PowerStatus,
+  type PowerTarget,
+  powerStateSchema,
+  powerTargetSchema,
+} from '../../upstream/schemas/v1.js';
 import { draft, EVENT } from '../catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS, readOptions, type VehiclePowerOptions } from '../detector-options.js';
 import type { EventDraft, ObservationError } from '../types.js';
@@ -61,7 +67,11 @@ const stateSchema = z.object({
   v: z.literal(1),
   powerCapable: z.boolean().nullable(),
   reading: z
-    .object({ state: powerStateSchema, pending: powerTargetSchema.nullable(), updatedAt: z.string().nullable() })
+    .object({
+      state: powerStateSchema,
+      pending: powerTargetSchema.nullable(),
+      updatedAt: z.string().nullable(),
+    })
     .nullable(),
   pendingSince: z.number().finite().nullable(),
   stuck: z.boolean(),
@@ -118,7 +128,11 @@ function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options
   } else {
     if (before.state !== current.state) {
       events.push(
-        draft(EVENT.powerChanged, { previous: before.state, current: current.state, updatedAt: current.updatedAt }),
+        draft(EVENT.powerChanged, {
+          previous: before.state,
+          current: current.state,
+          updatedAt: current.updatedAt,
+        }),
       );
     }
     if (before.pending !== current.pending) {
@@ -133,7 +147,9 @@ function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options
         let outcome: 'completed' | 'failed' | 'superseded' = 'superseded';
         if (current.pending === null) {
           outcome = current.state === before.pending ? 'completed' : 'failed';
-          events.push(draft(outcome === 'completed' ? EVENT.powerCommandCompleted : EVENT.powerCommandFailed, ended));
+          events.push(
+            draft(outcome === 'completed' ? EVENT.powerCommandCompleted : EVENT.powerCommandFailed, ended),
+          );
         }
         if (state.stuck) {
           events.push(
@@ -164,7 +180,12 @@ function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options
   }
 
   const stuckAfterMs = Math.max(0, Math.round(options.stuckAfterMs));
-  if (current.pending !== null && pendingSince !== null && !stuck && clock.now - pendingSince > stuckAfterMs) {
+  if (
+    current.pending !== null &&
+    pendingSince !== null &&
+    !stuck &&
+    clock.now - pendingSince > stuckAfterMs
+  ) {
     stuck = true;
     events.push(
       draft(EVENT.powerCommandStuck, {
@@ -215,11 +236,22 @@ function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options
   return { state: next, events };
 }
 
-function onFailure(state: VehiclePowerState, error: ObservationError, clock: Clock, options: VehiclePowerOptions) {
+function onFailure(
+  state: VehiclePowerState,
+  error: ObservationError,
+  clock: Clock,
+  options: VehiclePowerOptions,
+) {
   if (isNotFound(error)) {
     const events: EventDraft[] =
       state.powerCapable === true
-        ? [draft(EVENT.powerUnsupported, { previous: 'supported', current: 'unsupported', error: errorRef(error) })]
+        ? [
+            draft(EVENT.powerUnsupported, {
+              previous: 'supported',
+              current: 'unsupported',
+              error: errorRef(error),
+            }),
+          ]
         : [];
     return { state: { ...state, powerCapable: false }, events };
   }
