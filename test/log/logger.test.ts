@@ -19,7 +19,11 @@ describe('logger', () => {
     const { lines, destination } = capture();
     const logger = createLogger({ destination, secrets: new SecretRegistry() });
     logger.info(
-      { client_secret: 'abc123456', request: { headers: { authorization: 'Bearer xyz987654' } }, token: 'tok-1234567' },
+      {
+        client_secret: 'abc123456',
+        request: { headers: { authorization: 'Bearer xyz987654' } },
+        token: 'tok-1234567',
+      },
       'call',
     );
     const text = lines.join('');
@@ -47,8 +51,16 @@ describe('logger', () => {
 
   it('writes JSON lines by default when not on a terminal', () => {
     const { lines, destination } = capture();
-    createLogger({ destination, format: 'json', secrets: new SecretRegistry() }).warn({ vehicleId: 'v-1' }, 'hello');
-    expect(JSON.parse(lines[0] ?? '')).toMatchObject({ level: 40, msg: 'hello', vehicleId: 'v-1', name: 'fleetwatch' });
+    createLogger({ destination, format: 'json', secrets: new SecretRegistry() }).warn(
+      { vehicleId: 'v-1' },
+      'hello',
+    );
+    expect(JSON.parse(lines[0] ?? '')).toMatchObject({
+      level: 40,
+      msg: 'hello',
+      vehicleId: 'v-1',
+      name: 'fleetwatch',
+    });
   });
 });
 
