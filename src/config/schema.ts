@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { detectorOptionsSchema } from '../events/detector-options.js';
 import { duration } from './duration.js';
 
 const httpUrl = z
@@ -73,6 +74,58 @@ export const logSchema = z
   })
   .strict();
 
+const pollerSchema = (interval: number, batchSize?: number) =>
+  z
+    .object({
+      enabled: z.boolean().default(true),
+      /** How often; ticks are aligned to the clock so every replica agrees on the tick number. */
+      interval: duration.default(interval).refine((ms) => ms >= 1_000, { error: 'must be at least 1s' }),
+      ...(batchSize === undefined
+        ? {}
+        : { batch_size: z.number().int().min(1).max(10_000).default(batchSize) }),
+    })
+    .strict();
+
+export const pollersSchema = z
+  .object({
+    /** GET /v1/vehicles: membership, VPN and IP of every vehicle, one request. */
+    vehicles: pollerSchema(30_000).prefault({}),
+    /** GET /v1/vehicles/{id}/power/status, in batches of `batch_size` vehicles per job. */
+    power: pollerSchema(30_000, 100)
+      .extend({
+        /** A vehicle that answered 404 (not power-capable) is asked again only this often. */
+        unsupported_interval: duration.default(3_600_000),
+      })
+      .prefault({}),
+    /** GET /api/robots: robot membership. */
+    robots: pollerSchema(60_000).prefault({}),
+    /** GET /v2/health per robot. */
+    robot_health: pollerSchema(30_000, 50).prefault({}),
+    /** GET /v2/platform-feedback per robot: autonomy, navigation, vehicle state. */
+    robot_feedback: pollerSchema(30_000, 50).prefault({}),
+    /** GET /v2/teleop-control/status per robot. */
+    robot_lease: pollerSchema(60_000, 50).prefault({}),
+    /** GET active_site, loaded_route and loaded_zone_set per robot. */
+    robot_config: pollerSchema(300_000, 50).prefault({}),
+  })
+  .strict();
+
+export const workerSchema = z
+  .object({
+    /** Poll jobs one replica runs at once (upstream requests are capped by upstream.http.max_in_flight). */
+    concurrency: z.number().int().min(1).max(256).default(8),
+    /** On SIGTERM, how long in-flight jobs may take to finish before the process exits anyway. */
+    shutdown_grace: duration.default(20_000),
+  })
+  .strict();
+
+export const eventsSchema = z
+  .object({
+    /** The event log keeps about this many events (XADD MAXLEN ~). */
+    log_max_length: z.number().int().min(100).max(10_000_000).default(100_000),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     installation: z
@@ -82,6 +135,10 @@ export const configSchema = z
     upstream: upstreamSchema,
     redis: redisSchema.default(redisSchema.parse({})),
     log: logSchema.default(logSchema.parse({})),
+    pollers: pollersSchema.prefault({}),
+    worker: workerSchema.prefault({}),
+    events: eventsSchema.prefault({}),
+    detectors: detectorOptionsSchema.prefault({}),
   })
   .strict();
 
@@ -89,3 +146,5 @@ export type Config = z.output<typeof configSchema>;
 export type UpstreamConfig = Config['upstream'];
 export type HttpLimits = UpstreamConfig['http'];
 export type RedisConfig = Config['redis'];
+export type PollersConfig = Config['pollers'];
+export type PollerName = keyof PollersConfig;
