@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { registerConfigCommand } from './commands/config.js';
+import { registerEventsCommand } from './commands/events.js';
 import { registerPowerCommand } from './commands/power.js';
 import { registerRobotCommands } from './commands/robots.js';
 import { registerSimulateCommand } from './commands/simulate.js';
@@ -36,6 +37,7 @@ export function buildProgram(context: CliContext): Command {
   registerVehiclesCommand(program, context);
   registerPowerCommand(program, context);
   registerRobotCommands(program, context);
+  registerEventsCommand(program, context);
   registerSimulateCommand(program, context);
   registerConfigCommand(program, context, globals);
   // Every subcommand inherits the exit override and output, so usage errors everywhere exit 2.

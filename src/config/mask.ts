@@ -24,7 +24,7 @@ function urlPassword(url: string): string | undefined {
   }
 }
 
-function maskUrlPassword(url: string): string {
+export function maskUrlPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (!parsed.password) return url;
