@@ -57,6 +57,15 @@ export function oneLine(text: string, max = MAX_UPSTREAM_MESSAGE): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/** True when every word of `extra` already stands in `message`. */
+function repeats(message: string, extra: string): boolean {
+  const words = message.toLowerCase();
+  return extra
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .every((word) => word === '' || words.includes(word));
+}
+
 export class UpstreamError extends Error {
   readonly operation: string;
   readonly target: string | undefined;
@@ -67,7 +76,9 @@ export class UpstreamError extends Error {
   readonly retryAfterMs: number | undefined;
 
   constructor(message: string, init: UpstreamErrorInit) {
-    const detail = init.upstreamMessage ? `: ${init.upstreamMessage}` : '';
+    // The upstream's own words add to ours unless they only repeat them ("vehicle not found").
+    const upstream = init.upstreamMessage;
+    const detail = upstream && !repeats(message, upstream) ? `: ${upstream}` : '';
     super(oneLine(`${message}${detail}`, 600), init.cause === undefined ? undefined : { cause: init.cause });
     this.name = new.target.name;
     this.operation = init.operation;
