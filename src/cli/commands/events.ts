@@ -85,8 +85,7 @@ async function withEventLog(context: CliContext, use: (log: EventLog) => Promise
 }
 
 function print(context: CliContext, entry: EventLogEntry, json: boolean | undefined): void {
-  if (json) return writeLine(context.io.stdout, JSON.stringify(entry.event));
-  writeLine(context.io.stdout, formatLine(entry.event));
+  writeLine(context.io.stdout, json ? JSON.stringify(entry.event) : formatLine(entry.event));
 }
 
 /** `08:15:02  warning   vehicle.vpn.disconnected      veh-0003 lost its VPN connection` */
