@@ -4,6 +4,7 @@ import { registerConfigCommand } from './commands/config.js';
 import { registerEventsCommand } from './commands/events.js';
 import { registerPowerCommand } from './commands/power.js';
 import { registerRobotCommands } from './commands/robots.js';
+import { registerRunCommand } from './commands/run.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerVehiclesCommand } from './commands/vehicles.js';
 import { CliContext, type GlobalOptions } from './context.js';
@@ -37,6 +38,7 @@ export function buildProgram(context: CliContext): Command {
   registerVehiclesCommand(program, context);
   registerPowerCommand(program, context);
   registerRobotCommands(program, context);
+  registerRunCommand(program, context);
   registerEventsCommand(program, context);
   registerSimulateCommand(program, context);
   registerConfigCommand(program, context, globals);

@@ -107,6 +107,11 @@ export const pollersSchema = z
     robot_lease: pollerSchema(60_000, 50).prefault({}),
     /** GET active_site, loaded_route and loaded_zone_set per robot. */
     robot_config: pollerSchema(300_000, 50).prefault({}),
+    /**
+     * The monitor's own upstream health: request outcomes (all replicas together) are counted in
+     * fixed windows of `interval`, and each closed window is judged by `detectors.upstream`.
+     */
+    upstream: pollerSchema(60_000).prefault({}),
   })
   .strict();
 

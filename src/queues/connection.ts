@@ -78,6 +78,30 @@ export function attachErrorLogging(redis: Redis, label: string, logger?: Logger)
   });
 }
 
+/**
+ * A warn logger for repeated errors (a Queue emits one per reconnect attempt): the first error
+ * goes out at warn, then at most one per `everyMs`, with how many were held back; the rest at debug.
+ */
+export function throttledWarn(
+  logger: Logger | undefined,
+  everyMs = 30_000,
+  now: () => number = Date.now,
+): (fields: Record<string, unknown>, message: string) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  let held = 0;
+  return (fields, message) => {
+    const at = now();
+    if (at - last < everyMs) {
+      held += 1;
+      logger?.debug(fields, message);
+      return;
+    }
+    logger?.warn(held > 0 ? { ...fields, repeated: held } : fields, message);
+    last = at;
+    held = 0;
+  };
+}
+
 function create(role: ConnectionRole, url: string, options: ConnectionOptions): Redis {
   rememberPassword(url);
   const redis = new Redis(url, baseOptions(role, options));

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../events/types.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../store/keys.js';
+import { throttledWarn } from './connection.js';
 import { EVENTS_JOB_OPTIONS, QUEUE_NAMES } from './names.js';
 
 /** Job name = event type, data = the CloudEvent, job id = event id. */
@@ -22,8 +23,9 @@ export function createEventsQueue(options: EventsQueueOptions): EventsQueue {
     prefix: bullPrefix(options.prefix ?? DEFAULT_PREFIX),
     defaultJobOptions: EVENTS_JOB_OPTIONS,
   });
+  const warn = throttledWarn(options.logger);
   queue.on('error', (error: Error) => {
-    options.logger?.warn({ err: error.message, queue: QUEUE_NAMES.events }, 'events queue error');
+    warn({ err: error.message, queue: QUEUE_NAMES.events }, 'events queue error');
   });
   return queue;
 }

@@ -25,7 +25,8 @@ import type { LuaScript } from './scripts.js';
  * Returns `{1, newVersion}` when committed, `{0, currentVersion, reason}` when not, where reason is
  * `version` (someone else committed first) or `stale` (the stored reading is newer than this one).
  *
- * Snapshot hash fields: v (version), state, at (ISO), atMs, seen (lastSeenAt ISO), err (JSON).
+ * Snapshot hash fields: v (version), state, at (ISO), atMs, seen (lastSeenAt ISO), err (JSON);
+ * `polled` (ISO) is written outside the script by `SnapshotStore.touch`.
  */
 export const COMMIT_LUA = `
 local snap = KEYS[1]
@@ -80,6 +81,8 @@ export const SNAPSHOT_FIELDS = {
   observedAtMs: 'atMs',
   lastSeenAt: 'seen',
   lastError: 'err',
+  /** Last poll that changed nothing (written by `SnapshotStore.touch`, never by the script). */
+  lastPolledAt: 'polled',
 } as const;
 
 export type CommitKeys = [snapshot: string, outbox: string, events: string, index: string];

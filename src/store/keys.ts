@@ -13,6 +13,7 @@ import type { EntityKind } from '../events/types.js';
  * {p}:events                           stream  event log, capped with MAXLEN ~
  * {p}:lease:poll:<kind>:<id>:<signal>  string  poll lease (owner token, PX ttl)
  * {p}:index:<kind>                     zset    known entity ids, score = first seen (epoch ms)
+ * {p}:upstream:window:<name>:<n>       hash    request counts of upstream <name> in window n (expires)
  * {p}:<queue>:...                      BullMQ  (prefix `{p}`)
  * ```
  *
@@ -71,6 +72,8 @@ export interface StoreKeys {
   pollLease(kind: SnapshotKind, id: string, signal: string): string;
   /** Sorted set of known ids of a kind (members are raw ids, score = first seen ms). */
   index(kind: EntityKind): string;
+  /** Request counts of one upstream (`token`, `fleet`, `robots`) in one counting window. */
+  upstreamWindow(name: string, window: number): string;
 }
 
 export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
@@ -88,5 +91,6 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
     pollLease: (kind, id, signal) =>
       `${tag}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(signal)}`,
     index: (kind) => `${tag}:index:${encodeSegment(kind)}`,
+    upstreamWindow: (name, window) => `${tag}:upstream:window:${encodeSegment(name)}:${window}`,
   };
 }

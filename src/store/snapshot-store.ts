@@ -1,27 +1,49 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
 import { COMMIT_SCRIPT, type CommitKeys, parseCommitReply, SNAPSHOT_FIELDS } from './commit-script.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
 import { defineScript, queueScript, runScript } from './scripts.js';
 
-/** Which snapshot: one signal (`power`, `vpn`, `health`, ...) of one entity, or a list (`fleet`). */
+/**
+ * Which snapshot: one signal (`power`, `link`, `health`, ...) of one entity, or a list-level one
+ * (`fleet`: `{kind: 'fleet', id: 'vehicle', signal: 'membership'}`).
+ *
+ * The events a commit produces get their CloudEvents subject from `toFleetEvent`: the entity the
+ * draft names in its data (`vehicleId`, `deviceId`, `upstream`), else, for a vehicle or robot ref,
+ * `ref.id`. Drafts committed on a `fleet` ref must name their entity.
+ */
 export interface SnapshotRef {
   kind: SnapshotKind;
   id: string;
   signal: string;
-  /** CloudEvents subject of the events this snapshot produces: `vehicle/<id>` or `robot/<deviceId>`. */
-  subject: string;
 }
 
 export interface SnapshotRecord {
   /** 0 when there is no snapshot yet. */
   version: number;
   state: unknown | undefined;
+  /** Observation time of the committed state. */
   observedAt?: string;
+  /** Time of the last successful observation. */
   lastSeenAt?: string;
+  /** The last observation error; cleared by a successful observation. */
   lastError?: ObservationError;
+  /** Time of the last poll recorded by `touch` (a poll that changed nothing); see also `observedAt`. */
+  lastPolledAt?: string;
+}
+
+/** A poll that changed nothing: record when it happened and how it went, without a new version. */
+export interface TouchItem {
+  ref: SnapshotRef;
+  /** ISO 8601 time of the poll. */
+  polledAt: string;
+  /** Absent: left as stored. */
+  lastSeenAt?: string;
+  /** Absent: left as stored; `null`: cleared. */
+  lastError?: ObservationError | null;
 }
 
 export interface SnapshotNext {
@@ -110,6 +132,7 @@ const READ_FIELDS = [
   SNAPSHOT_FIELDS.observedAt,
   SNAPSHOT_FIELDS.lastSeenAt,
   SNAPSHOT_FIELDS.lastError,
+  SNAPSHOT_FIELDS.lastPolledAt,
 ] as const;
 
 interface PreparedCommit {
@@ -152,7 +175,7 @@ export class SnapshotStore {
   }
 
   #decode(ref: SnapshotRef, values: Array<string | null>): SnapshotRecord {
-    const [version, state, observedAt, lastSeenAt, lastError] = values;
+    const [version, state, observedAt, lastSeenAt, lastError, lastPolledAt] = values;
     const record: SnapshotRecord = { version: version ? Number.parseInt(version, 10) : 0, state: undefined };
     try {
       if (state != null) record.state = JSON.parse(state);
@@ -162,7 +185,34 @@ export class SnapshotStore {
     }
     if (observedAt != null) record.observedAt = observedAt;
     if (lastSeenAt != null) record.lastSeenAt = lastSeenAt;
+    if (lastPolledAt != null) record.lastPolledAt = lastPolledAt;
     return record;
+  }
+
+  /**
+   * Records polls that changed nothing, in one round trip: sets `polled` (and `seen` / `err` as
+   * asked) with plain HSET/HDEL. Never touches the version, the state or the observation time, so
+   * it cannot race a commit into a lost update; it exists so an unchanged entity costs no Lua call
+   * and no new version.
+   */
+  async touch(items: readonly TouchItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const pipeline = this.#redis.pipeline();
+    for (const item of items) {
+      parseTime(item.polledAt, 'polledAt');
+      const fields: string[] = [SNAPSHOT_FIELDS.lastPolledAt, item.polledAt];
+      if (item.lastSeenAt !== undefined) {
+        parseTime(item.lastSeenAt, 'lastSeenAt');
+        fields.push(SNAPSHOT_FIELDS.lastSeenAt, item.lastSeenAt);
+      }
+      if (item.lastError) fields.push(SNAPSHOT_FIELDS.lastError, JSON.stringify(item.lastError));
+      const key = this.keyOf(item.ref);
+      pipeline.hset(key, ...fields);
+      if (item.lastError === null) pipeline.hdel(key, SNAPSHOT_FIELDS.lastError);
+    }
+    const replies = (await pipeline.exec()) ?? [];
+    const failed = replies.find(([error]) => error);
+    if (failed) throw failed[0];
   }
 
   /**
@@ -216,23 +266,21 @@ export class SnapshotStore {
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
       throw new RangeError(`expectedVersion must be a non-negative integer, got ${expectedVersion}`);
     }
-    if (!ref.subject) throw new TypeError('a snapshot ref needs a subject');
     if (index && !isEntityKind(ref.kind)) throw new TypeError(`no entity index for kind ${ref.kind}`);
     const observedAtMs = parseTime(next.observedAt, 'observedAt');
     if (next.lastSeenAt !== undefined) parseTime(next.lastSeenAt, 'lastSeenAt');
 
     const snapshotKey = this.keyOf(ref);
     const version = expectedVersion + 1;
-    const events: FleetEvent[] = drafts.map((draft, i) => ({
-      specversion: '1.0',
-      id: eventId(snapshotKey, version, observedAtMs, i),
-      source: this.#source,
-      type: draft.type,
-      subject: ref.subject,
-      time: next.observedAt,
-      datacontenttype: 'application/json',
-      data: draft.data,
-    }));
+    const entityId = isEntityKind(ref.kind) ? ref.id : undefined;
+    const events: FleetEvent[] = drafts.map((draft, i) =>
+      toFleetEvent(draft, {
+        id: eventId(snapshotKey, version, observedAtMs, i),
+        source: this.#source,
+        time: next.observedAt,
+        entityId,
+      }),
+    );
 
     const errorMode = next.lastError === undefined ? 'keep' : next.lastError === null ? 'clear' : 'set';
     const args: Array<string | number> = [

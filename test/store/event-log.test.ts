@@ -23,14 +23,14 @@ function setup(eventLogCap?: number) {
   const versions = new Map<string, number>();
   let second = 0;
   async function emit(kind: 'vehicle' | 'robot', id: string, ...types: string[]): Promise<string[]> {
-    const ref: SnapshotRef = { kind, id, signal: 's', subject: `${kind}/${id}` };
-    const version = versions.get(ref.subject) ?? 0;
+    const ref: SnapshotRef = { kind, id, signal: 's' };
+    const version = versions.get(`${kind}/${id}`) ?? 0;
     const drafts: EventDraft[] = types.map((type) => ({ type, data: { severity: 'info' } }));
     second += 1;
     const observedAt = new Date(Date.UTC(2026, 2, 1, 10, 0, 0) + second * 1000).toISOString();
     const result = await store.commit(ref, version, { state: second, observedAt }, drafts);
     if (!result.committed) throw new Error('commit refused');
-    versions.set(ref.subject, result.version);
+    versions.set(`${kind}/${id}`, result.version);
     return result.events.map((event) => event.id);
   }
   return { prefix, store, log, emit };

@@ -50,7 +50,7 @@ function fixture(): Fixture {
         Array.from({ length: count }, () => {
           const id = `${tag}-${serial++}`;
           return {
-            ref: { kind: 'vehicle' as const, id, signal: 'list', subject: `vehicle/${id}` },
+            ref: { kind: 'vehicle' as const, id, signal: 'list' },
             expectedVersion: 0,
             next: { state: { present: true }, observedAt: '2026-03-01T10:00:00.000Z' },
             drafts: [{ type: 'vehicle.discovered', data: { severity: 'info' as const, current: { id } } }],

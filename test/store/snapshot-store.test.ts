@@ -11,7 +11,7 @@ let redis: Redis;
 let store: SnapshotStore;
 
 function vehicle(id: string, signal = 'power'): SnapshotRef {
-  return { kind: 'vehicle', id, signal, subject: `vehicle/${id}` };
+  return { kind: 'vehicle', id, signal };
 }
 
 function draft(type: string, current: unknown): EventDraft {
@@ -66,7 +66,7 @@ describe('SnapshotStore', () => {
       subject: 'vehicle/V-first',
       time: observedAt,
       datacontenttype: 'application/json',
-      data: { severity: 'info', current: 'on' },
+      data: { severity: 'info', current: 'on', vehicleId: 'V-first' },
     });
 
     const [record] = await store.read([ref]);
@@ -100,11 +100,14 @@ describe('SnapshotStore', () => {
   it('refuses a stale expected version and appends nothing', async () => {
     const ref = vehicle('V-stale');
     const at = (s: number) => new Date(Date.UTC(2026, 2, 1, 10, 0, s)).toISOString();
-    expect((await store.commit(ref, 0, { state: 1, observedAt: at(1) }, [draft('a', 1)])).committed).toBe(
-      true,
-    );
+    expect(
+      (await store.commit(ref, 0, { state: 1, observedAt: at(1) }, [draft('vehicle.power.changed', 1)]))
+        .committed,
+    ).toBe(true);
     const before = [await streamLength(store.keys.outbox), await streamLength(store.keys.events)];
-    const result = await store.commit(ref, 0, { state: 2, observedAt: at(2) }, [draft('a', 2)]);
+    const result = await store.commit(ref, 0, { state: 2, observedAt: at(2) }, [
+      draft('vehicle.power.changed', 2),
+    ]);
     expect(result).toEqual({ committed: false, currentVersion: 1, reason: 'version-conflict' });
     expect([await streamLength(store.keys.outbox), await streamLength(store.keys.events)]).toEqual(before);
     expect((await store.read([ref]))[0]).toMatchObject({ version: 1, state: 1 });
@@ -174,7 +177,7 @@ describe('SnapshotStore', () => {
 
     const ref = vehicle('V-ids');
     const observedAt = '2026-03-01T10:00:00.000Z';
-    const result = await store.commit(ref, 0, { state: 1, observedAt }, [draft('x', 1)]);
+    const result = await store.commit(ref, 0, { state: 1, observedAt }, [draft('vehicle.power.changed', 1)]);
     expect(result.committed && result.events[0]!.id).toBe(eventId(key, 1, Date.parse(observedAt), 0));
   });
 
@@ -249,15 +252,9 @@ describe('SnapshotStore', () => {
     await store.commit(vehicle('V-idx-3', 'list'), 5, { state: 1, observedAt }, [], { index: 'add' });
     expect(await store.listIds('vehicle')).toEqual(['V-idx:2']);
     await expect(
-      store.commit(
-        { kind: 'fleet', id: 'vehicle', signal: 'membership', subject: 'fleet/vehicle' },
-        0,
-        { state: [], observedAt },
-        [],
-        {
-          index: 'add',
-        },
-      ),
+      store.commit({ kind: 'fleet', id: 'vehicle', signal: 'membership' }, 0, { state: [], observedAt }, [], {
+        index: 'add',
+      }),
     ).rejects.toThrow(/index/);
   });
 
@@ -297,6 +294,67 @@ describe('SnapshotStore', () => {
       })),
     );
     expect(again.map((result) => result.committed)).toEqual([true, false, true]);
+  });
+
+  it('takes the subject from the draft on fleet refs and from the ref on entity refs', async () => {
+    const observedAt = '2026-03-01T10:00:00.000Z';
+    const membership = await store.commit(
+      { kind: 'fleet', id: 'vehicle', signal: 'membership' },
+      0,
+      { state: { known: ['V-m1'] }, observedAt },
+      [{ type: 'vehicle.discovered', data: { severity: 'info', vehicleId: 'V-m1' } }],
+    );
+    expect(membership.committed && membership.events[0]).toMatchObject({
+      subject: 'vehicle/V-m1',
+      data: { vehicleId: 'V-m1' },
+    });
+    const robot = await store.commit(
+      { kind: 'robot', id: 'R-1', signal: 'lease' },
+      0,
+      { state: 1, observedAt },
+      [
+        {
+          type: 'robot.lease.changed',
+          data: { severity: 'info', previous: null, current: 'op', expiresAt: null },
+        },
+      ],
+    );
+    expect(robot.committed && robot.events[0]).toMatchObject({
+      subject: 'robot/R-1',
+      data: { deviceId: 'R-1' },
+    });
+    // A fleet-level draft that names no entity is a programming error, caught before Redis.
+    await expect(
+      store.commit({ kind: 'fleet', id: 'robot', signal: 'membership' }, 0, { state: 1, observedAt }, [
+        { type: 'robot.discovered', data: { severity: 'info' } },
+      ]),
+    ).rejects.toThrow(/subject/);
+    expect((await store.read([{ kind: 'fleet', id: 'robot', signal: 'membership' }]))[0]?.version).toBe(0);
+  });
+
+  it('touches seen / err / polled without a new version', async () => {
+    const ref = vehicle('V-touch');
+    await store.commit(ref, 0, { state: { a: 1 }, observedAt: '2026-03-01T10:00:00.000Z' }, []);
+    const error = { code: 'timeout', message: 'no answer' };
+    await store.touch([{ ref, polledAt: '2026-03-01T10:00:30.000Z', lastError: error }]);
+    expect((await store.read([ref]))[0]).toEqual({
+      version: 1,
+      state: { a: 1 },
+      observedAt: '2026-03-01T10:00:00.000Z',
+      lastError: error,
+      lastPolledAt: '2026-03-01T10:00:30.000Z',
+    });
+    await store.touch([
+      { ref, polledAt: '2026-03-01T10:01:00.000Z', lastSeenAt: '2026-03-01T10:01:00.000Z', lastError: null },
+    ]);
+    expect((await store.read([ref]))[0]).toEqual({
+      version: 1,
+      state: { a: 1 },
+      observedAt: '2026-03-01T10:00:00.000Z',
+      lastSeenAt: '2026-03-01T10:01:00.000Z',
+      lastPolledAt: '2026-03-01T10:01:00.000Z',
+    });
+    await expect(store.touch([{ ref, polledAt: 'later' }])).rejects.toThrow(/polledAt/);
   });
 
   it('rejects malformed input before touching Redis', async () => {

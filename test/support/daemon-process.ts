@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'vitest';
 import { stringify } from 'yaml';
 import type { PollerName } from '../../src/config/schema.js';
 
@@ -130,11 +131,15 @@ export class DaemonProcess {
     this.name = name;
     const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...env };
     delete childEnv.FLEETWATCH_CONFIG;
-    this.child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'run', '--config', configFile], {
-      cwd: REPO_ROOT,
-      env: childEnv,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    this.child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/run.ts', 'run', '--config', configFile],
+      {
+        cwd: REPO_ROOT,
+        env: childEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     this.child.stdout?.setEncoding('utf8');
     this.child.stderr?.setEncoding('utf8');
     this.#capture(this.child.stdout, 'out');
@@ -142,7 +147,10 @@ export class DaemonProcess {
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
         this.#exit = { code, signal, at: Date.now() };
-        this.#record('exit', `exited code=${code} signal=${signal}${this.#expectExit ? '' : ' (UNEXPECTED)'}`);
+        this.#record(
+          'exit',
+          `exited code=${code} signal=${signal}${this.#expectExit ? '' : ' (UNEXPECTED)'}`,
+        );
         resolve(this.#exit);
       });
       this.child.once('error', (error) => {
@@ -273,7 +281,9 @@ export class ReplicaSet {
   }
 
   /** SIGKILLs one running replica chosen with `random` and starts a replacement. */
-  async killOneAndReplace(random: () => number = Math.random): Promise<{ killed: DaemonProcess; started: DaemonProcess }> {
+  async killOneAndReplace(
+    random: () => number = Math.random,
+  ): Promise<{ killed: DaemonProcess; started: DaemonProcess }> {
     const running = this.running;
     if (running.length === 0) throw new Error('no replica is running');
     const killed = running[Math.floor(random() * running.length)]!;
@@ -296,4 +306,19 @@ export class ReplicaSet {
   output(lastLines = 150): string {
     return this.all.map((daemon) => daemon.output(lastLines)).join('\n');
   }
+}
+
+/**
+ * Prints `describe()` (daemon output and the like) when the test fails, or always when
+ * FLEETWATCH_ITEST_VERBOSE is set.
+ */
+export function printOnFailure(
+  context: Pick<TestContext, 'onTestFailed' | 'onTestFinished'>,
+  describe: () => string | Promise<string>,
+): void {
+  const print = async () => {
+    console.error(await describe());
+  };
+  if (process.env.FLEETWATCH_ITEST_VERBOSE) context.onTestFinished(print);
+  else context.onTestFailed(print);
 }

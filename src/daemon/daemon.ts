@@ -1,0 +1,238 @@
+import { setMaxListeners } from 'node:events';
+import type { Logger } from 'pino';
+import { formatDuration } from '../config/duration.js';
+import { maskUrlPassword } from '../config/mask.js';
+import type { Config } from '../config/schema.js';
+import type { FleetEvent } from '../events/types.js';
+import { createPollWorker, type PollWorker } from '../pollers/poll-worker.js';
+import { PollRunner } from '../pollers/runner.js';
+import { PollScheduler, type ScheduledPoller } from '../pollers/scheduler.js';
+import { combineHooks, POLLER_NAMES, PollCounters, type PollHooks } from '../pollers/types.js';
+import { UpstreamWindows } from '../pollers/upstream-health.js';
+import { closeQuietly, createProducerConnection, createWorkerConnection } from '../queues/connection.js';
+import { createEventsQueue } from '../queues/events-queue.js';
+import { createPollQueue } from '../queues/poll-queue.js';
+import { OutboxRelay } from '../store/outbox-relay.js';
+import { PollLeases } from '../store/poll-lease.js';
+import { SnapshotStore } from '../store/snapshot-store.js';
+import type { RequestObserver } from '../upstream/http.js';
+import { createUpstream } from '../upstream/index.js';
+import { createEventsWorker } from './events-worker.js';
+import { closeWorker, settlesWithin } from './shutdown.js';
+
+/**
+ * The monitoring daemon (`fleetwatch run`): everything built from the config and started.
+ *
+ * - one producer connection (fails fast while Redis is away) for the store, leases, queues and the
+ *   relay's template; one worker connection (waits across reconnects) per BullMQ worker. All
+ *   reconnect forever, so Redis going away and coming back needs no restart: ticks, polls and the
+ *   relay fail, log once and carry on when it is back;
+ * - the upstream client, observed by the upstream-health counting windows;
+ * - the scheduler (clock-aligned ticks → `poll` jobs), the poll worker (`worker.concurrency`), the
+ *   outbox relay (outbox → `events` queue) and an `events` worker that, until the notification
+ *   router exists, logs each event at debug and marks it done.
+ *
+ * `stop()` (or the `signal` aborting): stop ticking, let poll jobs under way finish within
+ * `worker.shutdown_grace` (then abort their upstream reads and force-close), stop the relay after
+ * its current batch, close queues and connections, close the upstream client.
+ */
+
+export interface DaemonOptions {
+  logger: Logger;
+  /** Stops the daemon when aborted (SIGTERM / SIGINT). */
+  signal?: AbortSignal;
+  /** Clock for ticks and observations; `Date.now` by default. */
+  now?: () => number;
+  /** More poll hooks (metrics). */
+  hooks?: PollHooks;
+  /** Also told about every upstream HTTP exchange (metrics). */
+  observer?: RequestObserver;
+  /** Called for each event the events worker takes (tests; later the router). */
+  onEvent?: (event: FleetEvent) => void | Promise<void>;
+  /** Outbox relay tuning (tests). */
+  relay?: { blockMs?: number; claimIdleMs?: number };
+}
+
+export interface Daemon {
+  /** Stops everything gracefully; safe to call more than once (same promise). */
+  stop(): Promise<void>;
+  /** Resolves once `stop` has finished. */
+  readonly stopped: Promise<void>;
+  readonly runner: PollRunner;
+  readonly scheduler: PollScheduler;
+  readonly counters: PollCounters;
+}
+
+function combineObservers(observers: ReadonlyArray<RequestObserver | undefined>): RequestObserver {
+  const list = observers.filter((observer): observer is RequestObserver => observer !== undefined);
+  return {
+    request: (info) => {
+      for (const observer of list) observer.request(info);
+    },
+  };
+}
+
+/** One line for the start-up log: what is polled how often. */
+export function describePollers(config: Config): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of POLLER_NAMES) {
+    const settings: { enabled: boolean; interval: number; batch_size?: unknown } = config.pollers[name];
+    if (!settings.enabled) continue;
+    const batch = typeof settings.batch_size === 'number' ? `, ${settings.batch_size} per job` : '';
+    out[name] = `every ${formatDuration(settings.interval)}${batch}`;
+  }
+  return out;
+}
+
+/** The `upstream` poller's jobs wait this long into their tick, so every replica has flushed its counts. */
+function upstreamJobDelay(windowMs: number): number {
+  return Math.min(5_000, Math.floor(windowMs / 4));
+}
+
+export function startDaemon(config: Config, options: DaemonOptions): Daemon {
+  const logger = options.logger;
+  const now = options.now ?? Date.now;
+  const prefix = config.redis.prefix;
+  const url = config.redis.url;
+
+  const producer = createProducerConnection(url, { name: 'producer', logger });
+  const pollConnection = createWorkerConnection(url, { name: 'poll-worker', logger });
+  const eventsConnection = createWorkerConnection(url, { name: 'events-worker', logger });
+
+  const windows = new UpstreamWindows({
+    redis: producer,
+    prefix,
+    windowMs: config.pollers.upstream.interval,
+    now,
+    logger,
+  });
+  const countWindows = config.pollers.upstream.enabled;
+  const upstream = createUpstream({
+    config: config.upstream,
+    logger,
+    observer: combineObservers([countWindows ? windows.observer : undefined, options.observer]),
+  });
+  const store = new SnapshotStore({
+    redis: producer,
+    prefix,
+    installation: config.installation,
+    eventLogCap: config.events.log_max_length,
+  });
+  const leases = new PollLeases({ redis: producer, prefix });
+  const counters = new PollCounters();
+  const abort = new AbortController();
+  // Every upstream read under way listens to it: far more than the default 10 listeners.
+  setMaxListeners(0, abort.signal);
+  const runner = new PollRunner({
+    config,
+    upstream,
+    store,
+    leases,
+    windows,
+    logger,
+    hooks: combineHooks([counters, options.hooks], (error) =>
+      logger.debug({ err: (error as Error).message }, 'poll hook failed'),
+    ),
+    now,
+    signal: abort.signal,
+  });
+
+  const pollQueue = createPollQueue({ connection: producer, prefix, logger });
+  const eventsQueue = createEventsQueue({ connection: producer, prefix, logger });
+  const scheduled: ScheduledPoller[] = POLLER_NAMES.filter((name) => config.pollers[name].enabled).map(
+    (name) => ({
+      name,
+      intervalMs: config.pollers[name].interval,
+      ...(name === 'upstream' ? { delayMs: upstreamJobDelay(config.pollers.upstream.interval) } : {}),
+    }),
+  );
+  const scheduler = new PollScheduler({
+    queue: pollQueue,
+    plan: (poller, tick) => runner.plan(poller, tick),
+    pollers: scheduled,
+    logger,
+    now,
+  });
+  const pollWorker: PollWorker = createPollWorker({
+    connection: pollConnection,
+    prefix,
+    runner,
+    concurrency: config.worker.concurrency,
+    logger,
+  });
+  const eventsWorker = createEventsWorker({
+    connection: eventsConnection,
+    prefix,
+    logger,
+    onEvent: options.onEvent,
+  });
+  const relay = new OutboxRelay({
+    redis: producer,
+    queue: eventsQueue,
+    prefix,
+    logger,
+    ...(options.relay?.blockMs === undefined ? {} : { blockMs: options.relay.blockMs }),
+    ...(options.relay?.claimIdleMs === undefined ? {} : { claimIdleMs: options.relay.claimIdleMs }),
+  });
+
+  if (countWindows) windows.start();
+  void relay.start();
+  scheduler.start();
+  logger.info(
+    {
+      installation: config.installation,
+      redis: maskUrlPassword(url),
+      prefix,
+      pollers: describePollers(config),
+      concurrency: config.worker.concurrency,
+    },
+    'fleetwatch running',
+  );
+
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    resolveStopped = resolve;
+  });
+  let stopping: Promise<void> | undefined;
+  const onAbort = () => {
+    void stop();
+  };
+
+  async function shutdown(): Promise<void> {
+    const started = Date.now();
+    const grace = config.worker.shutdown_grace;
+    const remaining = () => Math.max(0, grace - (Date.now() - started));
+    logger.info({ graceMs: grace }, 'fleetwatch stopping');
+    await scheduler.stop();
+    const pollClose = await closeWorker(pollWorker, {
+      name: 'poll',
+      graceMs: remaining(),
+      onForce: () => abort.abort(new Error('fleetwatch is shutting down')),
+      logger,
+    });
+    await windows.stop();
+    await settlesWithin(relay.stop(), Math.max(remaining(), 3_000));
+    await closeWorker(eventsWorker, { name: 'events', graceMs: Math.max(remaining(), 1_000), logger });
+    await settlesWithin(Promise.all([pollQueue.close(), eventsQueue.close()]), 2_000);
+    await closeQuietly([pollConnection, eventsConnection, producer]);
+    await settlesWithin(upstream.close(), 5_000);
+    logger.info({ durationMs: Date.now() - started, polls: pollClose }, 'fleetwatch stopped');
+  }
+
+  function stop(): Promise<void> {
+    stopping ??= shutdown()
+      .catch((error: unknown) => {
+        logger.error({ err: (error as Error).message }, 'error while stopping');
+      })
+      .finally(() => {
+        options.signal?.removeEventListener('abort', onAbort);
+        resolveStopped();
+      });
+    return stopping;
+  }
+
+  if (options.signal?.aborted) void stop();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  return { stop, stopped, runner, scheduler, counters };
+}

@@ -1,0 +1,53 @@
+import { type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { FleetEvent } from '../events/types.js';
+import { QUEUE_NAMES } from '../queues/names.js';
+import { bullPrefix, DEFAULT_PREFIX } from '../store/keys.js';
+
+export type EventsWorker = Worker<FleetEvent, void, string>;
+
+export interface EventsWorkerOptions {
+  /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed by the worker. */
+  connection: Redis;
+  prefix?: string;
+  concurrency?: number;
+  logger?: Logger;
+  /** Called per event (tests; later the notification router). */
+  onEvent?: (event: FleetEvent) => void | Promise<void>;
+}
+
+/**
+ * The consumer of the `events` queue. For now it only logs each event at debug and marks the job
+ * done; the notification router takes its place later. Errors are logged and the worker keeps
+ * going, through Redis outages too.
+ */
+export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
+  const logger = options.logger?.child({ component: 'events-worker' });
+  const worker: EventsWorker = new Worker<FleetEvent, void, string>(
+    QUEUE_NAMES.events,
+    async (job: Job<FleetEvent, void, string>) => {
+      const event = job.data;
+      logger?.debug({ id: event.id, type: event.type, subject: event.subject }, 'event');
+      await options.onEvent?.(event);
+    },
+    {
+      connection: options.connection,
+      prefix: bullPrefix(options.prefix ?? DEFAULT_PREFIX),
+      concurrency: options.concurrency ?? 16,
+    },
+  );
+  let failing = false;
+  worker.on('error', (error: Error) => {
+    if (failing) return;
+    failing = true;
+    logger?.warn({ err: error.message }, 'events worker error; it keeps retrying');
+  });
+  worker.on('completed', () => {
+    failing = false;
+  });
+  worker.on('failed', (job, error) => {
+    logger?.warn({ job: job?.id, err: error.message }, 'event job failed');
+  });
+  return worker;
+}

@@ -1,0 +1,240 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import type { Detector, FleetEvent, Observation } from '../events/types.js';
+import type {
+  CommitItem,
+  SnapshotRecord,
+  SnapshotRef,
+  SnapshotStore,
+  TouchItem,
+} from '../store/snapshot-store.js';
+import type { PollHooks } from './types.js';
+
+/**
+ * The signal pipeline: the ONE way every poller turns observations into snapshots and events.
+ *
+ * For a detector and a list of `{ref, observation}`:
+ * 1. read every snapshot record in one pipelined round trip (or use the records the caller read);
+ * 2. run the detector per entity (`context.now`, the detector's options);
+ * 3. when the next state deep-equals the stored one and there are no drafts, skip the commit and
+ *    only record the poll (`store.touch`: `polled`, `seen`/`err`; never the version or state);
+ *    otherwise commit everything in one pipelined round trip (`commitMany`: one atomic Lua CAS
+ *    per item, events appended to the outbox and the event log in the same call);
+ * 4. on `version-conflict` (another writer won) re-read that entity and re-run the detector on the
+ *    same observation, at most `maxAttempts` times in all; on `stale-observation` (a newer reading is
+ *    stored) drop the observation.
+ *
+ * Observation errors are counted (`hooks.observationError`, one call per failed observation) and
+ * logged: one warn line per run that had any (poller, how many, by code, one example), and one
+ * debug line per failed entity. Error messages come from the upstream client, which keeps them to
+ * one scrubbed line.
+ */
+
+export interface SignalInput<Value> {
+  ref: SnapshotRef;
+  observation: Observation<Value>;
+  /** The stored record when the caller has just read it; used for the first attempt only. */
+  record?: SnapshotRecord;
+}
+
+export interface SignalSpec<State, Value, Options> {
+  /** For logs and hooks: which poller observed this. */
+  poller: string;
+  detector: Detector<State, Value, Options>;
+  options: Options;
+  /**
+   * Drop an observation whose time equals the stored one too (default: only older ones). For
+   * signals where one time stands for one reading that must count once (counting windows).
+   */
+  strictlyNewer?: boolean;
+}
+
+export interface SignalResult {
+  observed: number;
+  failed: number;
+  committed: number;
+  unchanged: number;
+  conflicts: number;
+  stale: number;
+  gaveUp: number;
+  events: FleetEvent[];
+}
+
+export interface SignalPipelineOptions {
+  store: SnapshotStore;
+  /** Clock for `context.now`; `Date.now` by default. */
+  now?: () => number;
+  logger?: Logger;
+  hooks?: PollHooks;
+  /** Detector runs per observation before giving up on version conflicts; default 4. */
+  maxAttempts?: number;
+  /** Entities per Redis round trip; default 500. */
+  chunkSize?: number;
+}
+
+export function emptySignalResult(): SignalResult {
+  return {
+    observed: 0,
+    failed: 0,
+    committed: 0,
+    unchanged: 0,
+    conflicts: 0,
+    stale: 0,
+    gaveUp: 0,
+    events: [],
+  };
+}
+
+interface Pending<Value> {
+  input: SignalInput<Value>;
+  record: SnapshotRecord | undefined;
+}
+
+/** The state as it will read back from Redis (JSON round trip: undefined fields vanish). */
+function asStored(state: unknown): unknown {
+  return JSON.parse(JSON.stringify(state ?? null));
+}
+
+function timeOf(iso: string | undefined): number {
+  return iso === undefined ? Number.NaN : Date.parse(iso);
+}
+
+export class SignalPipeline {
+  readonly #store: SnapshotStore;
+  readonly #now: () => number;
+  readonly #logger: Logger | undefined;
+  readonly #hooks: PollHooks | undefined;
+  readonly #maxAttempts: number;
+  readonly #chunkSize: number;
+
+  constructor(options: SignalPipelineOptions) {
+    this.#store = options.store;
+    this.#now = options.now ?? Date.now;
+    this.#logger = options.logger;
+    this.#hooks = options.hooks;
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? 4);
+    this.#chunkSize = Math.max(1, options.chunkSize ?? 500);
+  }
+
+  async run<State, Value, Options>(
+    spec: SignalSpec<State, Value, Options>,
+    inputs: ReadonlyArray<SignalInput<Value>>,
+  ): Promise<SignalResult> {
+    const result = emptySignalResult();
+    // One observation per snapshot: two for the same ref would conflict with each other and the
+    // retry would apply the same reading twice. The later one wins.
+    const unique = new Map<string, SignalInput<Value>>();
+    for (const input of inputs) unique.set(this.#store.keyOf(input.ref), input);
+    const list = [...unique.values()];
+    result.observed = list.length;
+    this.#reportErrors(spec.poller, list);
+    result.failed = list.filter((input) => !input.observation.ok).length;
+    for (let start = 0; start < list.length; start += this.#chunkSize) {
+      await this.#runChunk(spec, list.slice(start, start + this.#chunkSize), result);
+    }
+    return result;
+  }
+
+  async #runChunk<State, Value, Options>(
+    spec: SignalSpec<State, Value, Options>,
+    chunk: ReadonlyArray<SignalInput<Value>>,
+    result: SignalResult,
+  ): Promise<void> {
+    let pending: Pending<Value>[] = chunk.map((input) => ({ input, record: input.record }));
+    for (let attempt = 1; pending.length > 0 && attempt <= this.#maxAttempts; attempt += 1) {
+      const unread = pending.filter((item) => item.record === undefined);
+      if (unread.length > 0) {
+        const records = await this.#store.read(unread.map((item) => item.input.ref));
+        unread.forEach((item, i) => {
+          item.record = records[i];
+        });
+      }
+
+      const commits: { item: Pending<Value>; commit: CommitItem }[] = [];
+      const touches: TouchItem[] = [];
+      for (const item of pending) {
+        const record = item.record ?? { version: 0, state: undefined };
+        const { ref, observation } = item.input;
+        const at = timeOf(observation.at);
+        const storedAt = timeOf(record.observedAt);
+        if (Number.isFinite(storedAt) && (at < storedAt || (spec.strictlyNewer && at <= storedAt))) {
+          result.stale += 1;
+          continue;
+        }
+        const detected = spec.detector(record.state as State | undefined, observation, {
+          now: this.#now(),
+          options: spec.options,
+        });
+        const state = asStored(detected.state);
+        const seen = observation.ok ? { lastSeenAt: observation.at, lastError: null } : {};
+        const error = observation.ok ? {} : { lastError: observation.error };
+        if (detected.events.length === 0 && record.version > 0 && isDeepStrictEqual(record.state, state)) {
+          touches.push({ ref, polledAt: observation.at, ...seen, ...error });
+          continue;
+        }
+        commits.push({
+          item,
+          commit: {
+            ref,
+            expectedVersion: record.version,
+            next: { state, observedAt: observation.at, ...seen, ...error },
+            drafts: detected.events,
+          },
+        });
+      }
+
+      await this.#store.touch(touches);
+      result.unchanged += touches.length;
+      const outcomes = await this.#store.commitMany(commits.map((entry) => entry.commit));
+      const retry: Pending<Value>[] = [];
+      outcomes.forEach((outcome, i) => {
+        const entry = commits[i]!;
+        if (outcome.committed) {
+          result.committed += 1;
+          result.events.push(...outcome.events);
+        } else if (outcome.reason === 'version-conflict') {
+          result.conflicts += 1;
+          retry.push({ input: entry.item.input, record: undefined });
+        } else {
+          result.stale += 1;
+        }
+      });
+      pending = retry;
+    }
+    if (pending.length > 0) {
+      result.gaveUp += pending.length;
+      this.#logger?.warn(
+        { poller: spec.poller, count: pending.length, attempts: this.#maxAttempts },
+        'gave up on observations after repeated version conflicts',
+      );
+    }
+  }
+
+  #reportErrors<Value>(poller: string, inputs: ReadonlyArray<SignalInput<Value>>): void {
+    const byCode: Record<string, number> = {};
+    let failed = 0;
+    let example: { kind: string; id: string; code: string; status?: number; message: string } | undefined;
+    for (const { ref, observation } of inputs) {
+      if (observation.ok) continue;
+      const { error } = observation;
+      failed += 1;
+      byCode[error.code] = (byCode[error.code] ?? 0) + 1;
+      example ??= { kind: ref.kind, id: ref.id, ...error };
+      try {
+        this.#hooks?.observationError?.({ poller, ref, error });
+      } catch (hookError) {
+        this.#logger?.debug({ err: (hookError as Error).message }, 'observation error hook failed');
+      }
+      this.#logger?.debug(
+        { poller, kind: ref.kind, id: ref.id, signal: ref.signal, code: error.code, status: error.status },
+        'observation failed',
+      );
+    }
+    if (failed > 0) {
+      this.#logger?.warn(
+        { poller, failed, of: inputs.length, codes: byCode, example },
+        'observations failed (not state changes)',
+      );
+    }
+  }
+}

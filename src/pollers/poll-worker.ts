@@ -1,0 +1,79 @@
+import { type Job, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { QUEUE_NAMES } from '../queues/names.js';
+import { bullPrefix, DEFAULT_PREFIX } from '../store/keys.js';
+import type { PollRunner } from './runner.js';
+import { isPollerName, type PollJobData, type PollOutcome } from './types.js';
+
+export type PollWorker = Worker<PollJobData, PollOutcome, string>;
+
+export interface PollWorkerOptions {
+  /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed by the worker. */
+  connection: Redis;
+  prefix?: string;
+  runner: PollRunner;
+  /** Poll jobs run at once (`worker.concurrency`). */
+  concurrency: number;
+  logger?: Logger;
+  /** Extra BullMQ worker settings (tests shorten lock and stalled intervals). */
+  lockDuration?: number;
+  stalledInterval?: number;
+  /** Do not start consuming until `worker.run()`; default false. */
+  autorun?: boolean;
+}
+
+function checkData(data: unknown): PollJobData {
+  const job = data as Partial<PollJobData> | null;
+  if (
+    !job ||
+    !isPollerName(job.poller) ||
+    !Number.isInteger(job.tick) ||
+    !Number.isInteger(job.shard) ||
+    !Number.isInteger(job.shards) ||
+    (job.ids !== undefined && !(Array.isArray(job.ids) && job.ids.every((id) => typeof id === 'string')))
+  ) {
+    throw new UnrecoverableError('malformed poll job');
+  }
+  return job as PollJobData;
+}
+
+/**
+ * The BullMQ worker of the `poll` queue: `worker.concurrency` jobs at once, each dispatched to the
+ * poller its data names (`PollRunner.runJob`). A job whose tick is more than one interval old is
+ * skipped (a backlog after an outage: the current tick polls the same entities). A failed job is
+ * not retried (the next tick polls again); errors are logged and the worker keeps going, through
+ * Redis outages too.
+ */
+export function createPollWorker(options: PollWorkerOptions): PollWorker {
+  const logger = options.logger?.child({ component: 'poll-worker' });
+  const worker: PollWorker = new Worker<PollJobData, PollOutcome, string>(
+    QUEUE_NAMES.poll,
+    async (job: Job<PollJobData, PollOutcome, string>) =>
+      options.runner.runJob(checkData(job.data), { skipStaleTicks: true, jobId: job.id }),
+    {
+      connection: options.connection,
+      prefix: bullPrefix(options.prefix ?? DEFAULT_PREFIX),
+      concurrency: options.concurrency,
+      autorun: options.autorun ?? true,
+      ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
+      ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
+    },
+  );
+  let failing = false;
+  worker.on('error', (error: Error) => {
+    if (failing) {
+      logger?.debug({ err: error.message }, 'poll worker still failing');
+      return;
+    }
+    failing = true;
+    logger?.warn({ err: error.message }, 'poll worker error; it keeps retrying');
+  });
+  worker.on('completed', () => {
+    failing = false;
+  });
+  worker.on('failed', (job, error) => {
+    logger?.warn({ job: job?.id, err: error.message }, 'poll job failed');
+  });
+  return worker;
+}

@@ -1,0 +1,16 @@
+import { normalizeFeedback, robotFeedbackDetector } from '../events/detectors/robot-feedback.js';
+import { defineEntityPoller } from './entity-poller.js';
+
+/**
+ * `robot_feedback`: `GET /v2/platform-feedback` per robot, normalized (`normalizeFeedback`) to
+ * autonomy, navigation and vehicle state (→ `robot.autonomy/navigation/state.changed`).
+ */
+export const robotFeedbackPoller = defineEntityPoller({
+  name: 'robot_feedback',
+  kind: 'robot',
+  signal: 'feedback',
+  detector: robotFeedbackDetector,
+  options: () => undefined,
+  read: async (ctx, id, signal) =>
+    normalizeFeedback(await ctx.upstream.robots.platformFeedback(id, { signal })),
+});

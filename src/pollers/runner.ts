@@ -1,0 +1,268 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { type DetectorOptions, toDetectorOptions } from '../events/detector-options.js';
+import type { LeaseRef, PollLeases } from '../store/poll-lease.js';
+import type { SnapshotStore } from '../store/snapshot-store.js';
+import { observe } from './observe.js';
+import { SignalPipeline } from './pipeline.js';
+import type { PollContext, Poller, PollUpstream } from './poller.js';
+import { POLLERS } from './registry.js';
+import {
+  emptyOutcome,
+  membershipRef,
+  type PollerName,
+  type PollHooks,
+  type PollJobData,
+  type PollOutcome,
+  pollJobId,
+} from './types.js';
+import type { UpstreamWindows } from './upstream-health.js';
+
+/**
+ * Runs poll jobs: the part of a poll that is the same for every poller.
+ *
+ * - **Planning** (`plan`): a tick of a list poller is one job; a tick of a per-entity poller is
+ *   one job per `batch_size` entities, taken from the membership snapshot of its kind (the ids
+ *   known and not currently missing from the list, sorted), each job carrying its ids.
+ * - **Leases** (`runJob`): before polling, the job takes a poll lease per entity (list pollers:
+ *   one for the list), TTL = interval + request time-out, renewed every third of that while the
+ *   job runs, released at the end. An entity whose lease another poll holds is skipped and counted
+ *   (`leaseHeld`): a poll that runs past its interval makes the next tick skip the entity rather
+ *   than poll it twice at once.
+ * - **Dispatch** to the poller named by the job, with a context whose `commit` is the signal
+ *   pipeline (see pipeline.ts).
+ *
+ * `runTick` plans a tick and runs its jobs right here, without BullMQ: one deterministic poll,
+ * for tests and tools.
+ */
+
+export interface PollRunnerOptions {
+  config: Config;
+  upstream: PollUpstream;
+  store: SnapshotStore;
+  leases: PollLeases;
+  windows: UpstreamWindows;
+  logger: Logger;
+  hooks?: PollHooks;
+  /** Clock (epoch ms) for ticks, observation times and detectors; `Date.now` by default. */
+  now?: () => number;
+  /** Aborts upstream reads under way (shutdown after the grace period). */
+  signal?: AbortSignal;
+  /** Upstream reads one job makes at once; default `ceil(max_in_flight / worker.concurrency)`. */
+  fetchConcurrency?: number;
+  /** Lease owner prefix, unique per process; default `<hostname>-<pid>-<random>`. */
+  owner?: string;
+  /** Replaces the poller table (tests). */
+  pollers?: Readonly<Record<PollerName, Poller>>;
+}
+
+export interface RunJobOptions {
+  /** Skip the job when its tick is more than one interval behind the clock (a backlog). */
+  skipStaleTicks?: boolean;
+  /** For the lease owner token and logs; default the job id derived from the data. */
+  jobId?: string;
+}
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Targets of per-entity pollers: ids known to the membership state and not currently missing. */
+export function targetsOf(state: unknown): string[] {
+  if (state === null || typeof state !== 'object') return [];
+  const { known, missing } = state as { known?: unknown; missing?: unknown };
+  if (!Array.isArray(known)) return [];
+  const gone = new Set(
+    Array.isArray(missing)
+      ? missing.map((entry) => (entry as { id?: unknown } | null)?.id).filter((id) => typeof id === 'string')
+      : [],
+  );
+  const ids = new Set(
+    known.filter((id): id is string => typeof id === 'string' && id !== '' && !gone.has(id)),
+  );
+  return [...ids].sort(byCodeUnit);
+}
+
+/** Splits sorted ids into shards of at most `batchSize`. */
+export function shard(ids: readonly string[], batchSize: number): string[][] {
+  const size = Math.max(1, Math.floor(batchSize));
+  const shards: string[][] = [];
+  for (let start = 0; start < ids.length; start += size) shards.push(ids.slice(start, start + size));
+  return shards;
+}
+
+export class PollRunner {
+  readonly config: Config;
+  readonly detectors: DetectorOptions;
+  readonly #options: PollRunnerOptions;
+  readonly #pollers: Readonly<Record<PollerName, Poller>>;
+  readonly #now: () => number;
+  readonly #signal: AbortSignal;
+  readonly #logger: Logger;
+  readonly #owner: string;
+  readonly #fetchConcurrency: number;
+  #serial = 0;
+
+  constructor(options: PollRunnerOptions) {
+    this.#options = options;
+    this.config = options.config;
+    this.detectors = toDetectorOptions(options.config.detectors);
+    this.#pollers = options.pollers ?? POLLERS;
+    this.#now = options.now ?? Date.now;
+    this.#signal = options.signal ?? new AbortController().signal;
+    this.#logger = options.logger.child({ component: 'poller' });
+    this.#owner = options.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.#fetchConcurrency =
+      options.fetchConcurrency ??
+      Math.max(1, Math.ceil(options.config.upstream.http.max_in_flight / options.config.worker.concurrency));
+  }
+
+  intervalOf(poller: PollerName): number {
+    return this.config.pollers[poller].interval;
+  }
+
+  /** The tick number of `at` for `poller`: `Math.floor(at / interval)`, the same on every replica. */
+  tickAt(poller: PollerName, at: number = this.#now()): number {
+    return Math.floor(at / this.intervalOf(poller));
+  }
+
+  /** How long a poll of `poller` may hold its leases before they lapse (renewed while it runs). */
+  leaseTtlOf(poller: PollerName): number {
+    return this.intervalOf(poller) + this.config.upstream.http.request_timeout;
+  }
+
+  #batchSize(poller: PollerName): number {
+    const settings: { batch_size?: unknown } = this.config.pollers[poller];
+    return typeof settings.batch_size === 'number' ? settings.batch_size : Number.POSITIVE_INFINITY;
+  }
+
+  /** The jobs of one tick of `poller`. */
+  async plan(poller: PollerName, tick: number): Promise<PollJobData[]> {
+    const definition = this.#pollers[poller];
+    if (!definition.targets) return [{ poller, tick, shard: 0, shards: 1 }];
+    const [record] = await this.#options.store.read([membershipRef(definition.targets)]);
+    const shards = shard(targetsOf(record?.state), this.#batchSize(poller));
+    return shards.map((ids, index) => ({ poller, tick, shard: index, shards: shards.length, ids }));
+  }
+
+  /** Plans one tick (default: the current one) and runs all its jobs here; resolves when all are done. */
+  async runTick(poller: PollerName, tick: number = this.tickAt(poller)): Promise<PollOutcome[]> {
+    const jobs = await this.plan(poller, tick);
+    return Promise.all(jobs.map((job) => this.runJob(job)));
+  }
+
+  /** Runs one poll job: leases, the poller, release. */
+  async runJob(data: PollJobData, options: RunJobOptions = {}): Promise<PollOutcome> {
+    const started = performance.now();
+    const definition = this.#pollers[data.poller];
+    if (!definition) throw new TypeError(`unknown poller ${JSON.stringify(data.poller)}`);
+    const outcome = emptyOutcome(data.poller, data.tick, data.shard);
+    const jobId = options.jobId ?? pollJobId(data);
+
+    if (options.skipStaleTicks && this.tickAt(data.poller) - data.tick > 1) {
+      outcome.skipped = 'stale-tick';
+      this.#logger.debug({ job: jobId }, 'skipped a poll job whose tick is long past');
+      this.#finished(outcome, started);
+      return outcome;
+    }
+
+    const kind = definition.targets;
+    const ids = kind ? [...new Set(data.ids ?? [])] : undefined;
+    const refs: LeaseRef[] =
+      kind && ids
+        ? ids.map((id) => ({ kind, id, signal: data.poller }))
+        : [{ kind: 'fleet', id: data.poller, signal: 'poll' }];
+    outcome.targets = refs.length;
+
+    const { leases } = this.#options;
+    const ttl = this.leaseTtlOf(data.poller);
+    this.#serial += 1;
+    const owner = `${this.#owner}/${jobId}/${this.#serial}`;
+    const held = await leases.acquire(refs, ttl, owner);
+    outcome.leaseHeld = refs.length - held.length;
+    if (outcome.leaseHeld > 0) {
+      this.#logger.debug(
+        { job: jobId, skipped: outcome.leaseHeld },
+        'entities skipped: a previous poll still holds them',
+      );
+    }
+    if (held.length === 0) {
+      this.#finished(outcome, started);
+      return outcome;
+    }
+
+    const heartbeat = setInterval(
+      () => {
+        leases.extend(held, ttl, owner).catch((error: unknown) => {
+          this.#logger.debug({ job: jobId, err: (error as Error).message }, 'could not renew poll leases');
+        });
+      },
+      Math.max(100, Math.floor(ttl / 3)),
+    );
+    heartbeat.unref();
+    try {
+      const ctx = this.#context(data, outcome);
+      await definition.poll(ctx, kind ? held.map((ref) => ref.id) : undefined);
+    } finally {
+      clearInterval(heartbeat);
+      await leases.release(held, owner).catch((error: unknown) => {
+        this.#logger.warn(
+          { job: jobId, err: (error as Error).message },
+          'could not release poll leases (they expire by themselves)',
+        );
+      });
+    }
+    this.#finished(outcome, started);
+    return outcome;
+  }
+
+  #finished(outcome: PollOutcome, started: number): void {
+    const durationMs = Math.round(performance.now() - started);
+    try {
+      this.#options.hooks?.jobFinished?.(outcome, durationMs);
+    } catch (error) {
+      this.#logger.debug({ err: (error as Error).message }, 'poll hook failed');
+    }
+    this.#logger.debug({ ...outcome, durationMs }, 'poll job done');
+  }
+
+  #context(job: PollJobData, outcome: PollOutcome): PollContext {
+    const now = this.#now;
+    const signal = this.#signal;
+    const logger = this.#logger;
+    const pipeline = new SignalPipeline({
+      store: this.#options.store,
+      now,
+      logger,
+      hooks: this.#options.hooks,
+    });
+    return {
+      job,
+      config: this.config,
+      upstream: this.#options.upstream,
+      store: this.#options.store,
+      windows: this.#options.windows,
+      detectors: this.detectors,
+      now,
+      signal,
+      logger,
+      fetchConcurrency: this.#fetchConcurrency,
+      observe: (read) => observe(now, () => read(signal), signal),
+      commit: async (spec, inputs) => {
+        const result = await pipeline.run(spec, inputs);
+        outcome.observed += result.observed;
+        outcome.failed += result.failed;
+        outcome.committed += result.committed;
+        outcome.unchanged += result.unchanged;
+        outcome.events += result.events.length;
+        outcome.conflicts += result.conflicts;
+        outcome.stale += result.stale;
+        outcome.gaveUp += result.gaveUp;
+        return result;
+      },
+      notDue: (count) => {
+        outcome.notDue += count;
+      },
+    };
+  }
+}

@@ -1,0 +1,139 @@
+import { createTask, type ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+import type { PollQueue } from '../queues/poll-queue.js';
+import { type PollerName, type PollJobData, pollJobId } from './types.js';
+
+/**
+ * Turns the clock into poll jobs.
+ *
+ * A node-cron task beats every second. On each beat, for every enabled poller, the tick number is
+ * `Math.floor(now / interval)`: clock-aligned, so every replica computes the same number for the
+ * same stretch of time whatever second it started in. When a poller's tick number has moved on
+ * since this replica last enqueued it, the tick's jobs are planned and added to the BullMQ `poll`
+ * queue in one `addBulk`, with job ids `poll-<poller>-<tick>-<shard>of<shards>`: however many
+ * replicas do this, BullMQ keeps one job per id, so one set of jobs exists per tick. The current
+ * tick is enqueued at start too (a duplicate of what another replica added is ignored).
+ *
+ * If Redis is away the beat logs once, keeps the tick pending and tries again on the next beat
+ * (a tick that ended meanwhile is skipped: the next one polls everything anyway).
+ */
+
+export interface ScheduledPoller {
+  name: PollerName;
+  intervalMs: number;
+  /** Delay of the tick's jobs (the `upstream` poller waits for every replica's counts). */
+  delayMs?: number;
+}
+
+export interface PollSchedulerOptions {
+  queue: PollQueue;
+  /** The jobs of one tick (see `PollRunner.plan`). */
+  plan(poller: PollerName, tick: number): Promise<PollJobData[]>;
+  pollers: readonly ScheduledPoller[];
+  logger?: Logger;
+  now?: () => number;
+  /** node-cron expression of the beat; default every second. */
+  expression?: string;
+}
+
+export class PollScheduler {
+  readonly #options: PollSchedulerOptions;
+  readonly #now: () => number;
+  readonly #logger: Logger | undefined;
+  readonly #last = new Map<PollerName, number>();
+  #task: ScheduledTask | undefined;
+  #beat: Promise<number> | undefined;
+  #failing = false;
+  #stopped = false;
+
+  constructor(options: PollSchedulerOptions) {
+    for (const poller of options.pollers) {
+      if (!Number.isInteger(poller.intervalMs) || poller.intervalMs < 1)
+        throw new RangeError(`interval of poller ${poller.name} must be a positive integer`);
+    }
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#logger = options.logger?.child({ component: 'scheduler' });
+  }
+
+  /** The tick most recently enqueued per poller. */
+  get enqueued(): ReadonlyMap<PollerName, number> {
+    return this.#last;
+  }
+
+  start(): void {
+    if (this.#task || this.#stopped) return;
+    const logger = this.#logger;
+    this.#task = createTask('* * * * * *', () => this.tick(), {
+      name: 'fleetwatch-poll-ticks',
+      noOverlap: true,
+      suppressMissedWarning: true,
+      logger: {
+        info: (message) => logger?.debug(message),
+        warn: (message) => logger?.debug(message),
+        error: (message) => logger?.warn({ err: String(message) }, 'cron'),
+        debug: (message) => logger?.trace(String(message)),
+      },
+    });
+    void this.#task.start();
+    void this.tick();
+  }
+
+  /** Stops the beat and waits for an enqueue under way. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    const task = this.#task;
+    this.#task = undefined;
+    if (task) await task.destroy();
+    await this.#beat?.catch(() => 0);
+  }
+
+  /** One beat: enqueues every poller whose tick moved on. Resolves with the number of jobs added. */
+  tick(): Promise<number> {
+    this.#beat ??= this.#tick().finally(() => {
+      this.#beat = undefined;
+    });
+    return this.#beat;
+  }
+
+  async #tick(): Promise<number> {
+    let added = 0;
+    let failure: unknown;
+    for (const poller of this.#options.pollers) {
+      if (this.#stopped) break;
+      const tick = Math.floor(this.#now() / poller.intervalMs);
+      if (this.#last.get(poller.name) === tick) continue;
+      try {
+        added += await this.#enqueue(poller, tick);
+        this.#last.set(poller.name, tick);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    if (failure !== undefined && !this.#failing) {
+      this.#failing = true;
+      this.#logger?.warn(
+        { err: (failure as Error).message },
+        'could not enqueue poll jobs; retrying every second',
+      );
+    } else if (failure === undefined && this.#failing) {
+      this.#failing = false;
+      this.#logger?.info('enqueuing poll jobs again');
+    }
+    return added;
+  }
+
+  async #enqueue(poller: ScheduledPoller, tick: number): Promise<number> {
+    const jobs = await this.#options.plan(poller.name, tick);
+    if (jobs.length === 0) return 0;
+    await this.#options.queue.addBulk(
+      jobs.map((data) => ({
+        name: data.poller,
+        data,
+        opts: { jobId: pollJobId(data), ...(poller.delayMs ? { delay: poller.delayMs } : {}) },
+      })),
+    );
+    this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length }, 'poll tick enqueued');
+    return jobs.length;
+  }
+}

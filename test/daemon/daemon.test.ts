@@ -1,0 +1,163 @@
+import { Writable } from 'node:stream';
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type Daemon, startDaemon } from '../../src/daemon/index.js';
+import type { FleetEvent } from '../../src/events/types.js';
+import { closeQuietly } from '../../src/queues/connection.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import type { Simulator } from '../../src/simulator/types.js';
+import { EventLog } from '../../src/store/event-log.js';
+import { testConfig } from '../pollers/harness.js';
+import { connect, deletePrefixKeys, eventually, uniquePrefix } from '../support/redis.js';
+
+let sim: Simulator;
+let admin: Redis;
+const prefixes: string[] = [];
+const running: Daemon[] = [];
+
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, logger: pino({ level: 'info' }, stream) };
+}
+
+function resources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
+}
+
+function config(over: Record<string, unknown> = {}) {
+  const prefix = uniquePrefix();
+  prefixes.push(prefix);
+  return testConfig(sim.url, prefix, {
+    pollers: {
+      robot_config: { enabled: false },
+      upstream: { interval: '2s' },
+    },
+    ...over,
+  });
+}
+
+beforeAll(async () => {
+  sim = await startSimulator({ vehicles: 6, robots: 2, seed: 3, behaviours: false });
+  for (const vehicle of sim.control.state().vehicles) {
+    sim.control.updateVehicle(vehicle.id, {
+      vpnConnected: true,
+      pendingCommand: null,
+      updatedAt: new Date().toISOString(),
+    });
+  }
+  admin = connect();
+  await admin.ping();
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((daemon) => daemon.stop()));
+});
+
+afterAll(async () => {
+  await sim?.close();
+  for (const prefix of prefixes) await deletePrefixKeys(admin, prefix);
+  await closeQuietly(admin);
+});
+
+describe('startDaemon', () => {
+  it('polls on clock-aligned ticks, relays each change as exactly one event across replicas, and stops cleanly', async () => {
+    const before = resources();
+    const cfg = config();
+    const received: FleetEvent[] = [];
+    const onEvent = (event: FleetEvent) => {
+      received.push(event);
+    };
+    const first = capture();
+    const replicas = [
+      startDaemon(cfg, { logger: first.logger, onEvent, relay: { blockMs: 200 } }),
+      startDaemon(cfg, { logger: pino({ enabled: false }), onEvent, relay: { blockMs: 200 } }),
+    ];
+    running.push(...replicas);
+    const log = new EventLog({ redis: admin, prefix: cfg.redis.prefix });
+
+    // Baseline learnt: power snapshots exist for the listed vehicles.
+    await eventually(
+      () => admin.exists(`{${cfg.redis.prefix}}:snap:vehicle:veh-0001:power`),
+      (n) => n === 1,
+    );
+    const target = 'veh-0002';
+    sim.control.updateVehicle(target, { vpnConnected: false });
+    await eventually(
+      async () => received.filter((event) => event.subject === `vehicle/${target}`).length,
+      (n) => n >= 1,
+    );
+    sim.control.updateVehicle(target, { vpnConnected: true });
+    await eventually(
+      async () => received.filter((event) => event.type === 'vehicle.vpn.connected').length,
+      (n) => n >= 1,
+    );
+    // Let a few more ticks pass: nothing is reported twice.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const mine = received.filter((event) => event.subject === `vehicle/${target}`).map((event) => event.type);
+    expect(mine).toEqual(['vehicle.vpn.disconnected', 'vehicle.vpn.connected']);
+    const logged = (await log.range({ subject: `vehicle/${target}` })).map((entry) => entry.event.type);
+    expect(logged).toEqual(['vehicle.vpn.disconnected', 'vehicle.vpn.connected']);
+    expect(new Set(received.map((event) => event.id)).size).toBe(received.length);
+    const counters = replicas.map((replica) => replica.counters.jobs);
+    expect(counters.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+
+    const started = Date.now();
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    // Safe to call again.
+    await replicas[0]!.stop();
+
+    const messages = first.lines.map((line) => line.msg);
+    expect(messages).toContain('fleetwatch running');
+    expect(messages).toContain('fleetwatch stopped');
+    const start = first.lines.find((line) => line.msg === 'fleetwatch running');
+    expect(start).toMatchObject({ redis: cfg.redis.url, pollers: { vehicles: 'every 1s' } });
+    expect(start?.pollers).not.toHaveProperty('robot_config');
+
+    // No sockets or timers left behind (the simulator and the admin connection were there before).
+    await eventually(
+      async () => resources(),
+      (now) => ['TCPSocketWrap', 'Timeout'].every((kind) => (now[kind] ?? 0) <= (before[kind] ?? 0)),
+      { timeoutMs: 5_000 },
+    );
+  });
+
+  it('stops when its signal aborts', async () => {
+    const controller = new AbortController();
+    const daemon = startDaemon(config(), { logger: pino({ enabled: false }), signal: controller.signal });
+    running.push(daemon);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    controller.abort();
+    await daemon.stopped;
+  });
+
+  it('gives in-flight polls the shutdown grace, then aborts them', async () => {
+    sim.control.setFaults({ latencyMs: 5_000, scope: 'v1' });
+    try {
+      const cfg = config({
+        upstream: { http: { request_timeout: 20_000 } },
+        worker: { shutdown_grace: '500ms' },
+      });
+      const { lines, logger } = capture();
+      const daemon = startDaemon(cfg, { logger });
+      running.push(daemon);
+      // Give the first vehicles poll time to start waiting for the slow list.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const started = Date.now();
+      await daemon.stop();
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(lines.find((line) => line.msg === 'fleetwatch stopped')).toMatchObject({ polls: 'forced' });
+    } finally {
+      sim.control.clearFaults();
+    }
+  });
+});

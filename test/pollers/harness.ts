@@ -1,0 +1,189 @@
+import type { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { type Config, configSchema } from '../../src/config/schema.js';
+import type { FleetEvent } from '../../src/events/types.js';
+import { PollRunner } from '../../src/pollers/runner.js';
+import {
+  combineHooks,
+  PollCounters,
+  type PollerName,
+  type PollHooks,
+  type PollOutcome,
+} from '../../src/pollers/types.js';
+import { UpstreamWindows } from '../../src/pollers/upstream-health.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { startSimulator } from '../../src/simulator/index.js';
+import type { Simulator, SimulatorOptions } from '../../src/simulator/types.js';
+import { EventLog } from '../../src/store/event-log.js';
+import { PollLeases } from '../../src/store/poll-lease.js';
+import { SnapshotStore } from '../../src/store/snapshot-store.js';
+import { createUpstream, type Upstream } from '../../src/upstream/index.js';
+import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
+
+/**
+ * Pollers run tick by tick against an in-process simulator and a real Redis (unique prefix), with
+ * a clock the test can move forward (`advance`). Events are read back from the event log.
+ */
+
+export interface HarnessOptions {
+  simulator?: SimulatorOptions;
+  /** Raw config sections (snake_case, as in the YAML file) merged over the test defaults. */
+  config?: Record<string, unknown>;
+  hooks?: PollHooks;
+  /** Remove the seeded fleet so the test builds its own. */
+  empty?: boolean;
+}
+
+export interface Harness {
+  sim: Simulator;
+  config: Config;
+  prefix: string;
+  redis: Redis;
+  admin: Redis;
+  store: SnapshotStore;
+  runner: PollRunner;
+  windows: UpstreamWindows;
+  upstream: Upstream;
+  counters: PollCounters;
+  now(): number;
+  /** Moves the test clock forward. */
+  advance(ms: number): void;
+  /** Runs one tick of each poller, in order (the tick of the test clock, unless given). */
+  tick(...pollers: PollerName[]): Promise<PollOutcome[]>;
+  /** Events logged since the previous call, as `type subject` strings, sorted. */
+  newEvents(): Promise<string[]>;
+  /** The full events logged since the previous call. */
+  newFleetEvents(): Promise<FleetEvent[]>;
+  close(): Promise<void>;
+}
+
+function merge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(over)) {
+    const current = out[key];
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && current && typeof current === 'object'
+        ? merge(current as Record<string, unknown>, value as Record<string, unknown>)
+        : value;
+  }
+  return out;
+}
+
+export function testConfig(url: string, prefix: string, over: Record<string, unknown> = {}): Config {
+  const base = {
+    installation: 'test',
+    upstream: {
+      base_url: url,
+      robot_base_url: url,
+      auth_url: url,
+      client_id: 'fleetwatch-demo',
+      client_secret: 'demo-secret',
+      http: { retries: 0, request_timeout: 400, retry_base_delay: 10, retry_max_delay: 50 },
+    },
+    redis: { url: redisUrl(), prefix },
+    log: { level: 'silent' },
+    pollers: {
+      vehicles: { interval: '1s' },
+      power: { interval: '1s', batch_size: 2, unsupported_interval: '10m' },
+      robots: { interval: '1s' },
+      robot_health: { interval: '1s', batch_size: 2 },
+      robot_feedback: { interval: '1s', batch_size: 2 },
+      robot_lease: { interval: '1s', batch_size: 2 },
+      robot_config: { interval: '1s', batch_size: 2 },
+      upstream: { interval: '1m' },
+    },
+    worker: { concurrency: 4, shutdown_grace: '3s' },
+    detectors: {
+      membership: { remove_after: 2 },
+      vpn: { failure_threshold: 1, success_threshold: 1 },
+      reachability: { failure_threshold: 2, success_threshold: 1 },
+      health: { failure_threshold: 2, success_threshold: 2 },
+      power: { stuck_after: '1m', stale_after: '1h' },
+      upstream: { failure_threshold: 1, success_threshold: 1, min_requests: 5, error_ratio: 0.5 },
+    },
+  };
+  return configSchema.parse(merge(base, over));
+}
+
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const sim = await startSimulator({
+    vehicles: 4,
+    robots: 2,
+    seed: 7,
+    behaviours: false,
+    ...options.simulator,
+  });
+  if (options.empty) {
+    const state = sim.control.state();
+    for (const vehicle of state.vehicles) sim.control.removeVehicle(vehicle.id);
+    for (const robot of state.robots) sim.control.removeRobot(robot.deviceId);
+  }
+  const prefix = uniquePrefix();
+  const config = testConfig(sim.url, prefix, options.config);
+  const admin = connect();
+  const redis = createProducerConnection(redisUrl(), { name: 'test-pollers' });
+  await waitForReady(redis, { timeoutMs: 5_000 });
+  let skew = 0;
+  const now = () => Date.now() + skew;
+  const logger = pino({ enabled: false });
+  const windows = new UpstreamWindows({ redis, prefix, windowMs: config.pollers.upstream.interval, now });
+  const upstream = createUpstream({ config: config.upstream, observer: windows.observer });
+  const store = new SnapshotStore({ redis, prefix, installation: config.installation });
+  const leases = new PollLeases({ redis, prefix });
+  const counters = new PollCounters();
+  const runner = new PollRunner({
+    config,
+    upstream,
+    store,
+    leases,
+    windows,
+    logger,
+    hooks: combineHooks([counters, options.hooks]),
+    now,
+  });
+  const log = new EventLog({ redis, prefix });
+  let lastStreamId: string | undefined;
+
+  const newFleetEvents = async (): Promise<FleetEvent[]> => {
+    const entries = await log.range(
+      lastStreamId === undefined ? { limit: 10_000 } : { since: lastStreamId, limit: 10_000 },
+    );
+    const last = entries.at(-1);
+    if (last) lastStreamId = last.streamId;
+    return entries.map((entry) => entry.event);
+  };
+  // Start reading after whatever is there (nothing: the prefix is new).
+  lastStreamId = '0-0';
+
+  return {
+    sim,
+    config,
+    prefix,
+    redis,
+    admin,
+    store,
+    runner,
+    windows,
+    upstream,
+    counters,
+    now,
+    advance: (ms) => {
+      skew += ms;
+    },
+    async tick(...pollers) {
+      const outcomes: PollOutcome[] = [];
+      for (const poller of pollers) outcomes.push(...(await runner.runTick(poller)));
+      return outcomes;
+    },
+    newFleetEvents,
+    async newEvents() {
+      return (await newFleetEvents()).map((event) => `${event.type} ${event.subject}`).sort();
+    },
+    async close() {
+      await upstream.close();
+      await sim.close();
+      await deletePrefixKeys(admin, prefix);
+      await closeQuietly([redis, admin]);
+    },
+  };
+}

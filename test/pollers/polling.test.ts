@@ -1,0 +1,174 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
+import { SignalPipeline } from '../../src/pollers/pipeline.js';
+import { PollScheduler } from '../../src/pollers/scheduler.js';
+import { type PollJobData, pollJobId } from '../../src/pollers/types.js';
+import { createPollQueue, type PollQueue } from '../../src/queues/poll-queue.js';
+import { SnapshotStore } from '../../src/store/snapshot-store.js';
+import { createHarness, type Harness } from './harness.js';
+
+let h: Harness;
+const queues: PollQueue[] = [];
+
+function powerReads(): number {
+  const byStatus = h.sim.control.stats().requests.get_vehicle_power_status ?? {};
+  return Object.values(byStatus).reduce((sum, n) => sum + n, 0);
+}
+
+beforeAll(async () => {
+  h = await createHarness({ empty: true });
+  const fresh = new Date().toISOString();
+  for (let i = 1; i <= 5; i += 1) {
+    h.sim.control.addVehicle({ id: `P-${i}`, vpnConnected: true, updatedAt: fresh, powerCapable: i !== 5 });
+  }
+  await h.tick('vehicles');
+});
+
+afterAll(async () => {
+  await Promise.all(queues.map((queue) => queue.close()));
+  await h?.close();
+});
+
+describe('planning', () => {
+  it('shards the membership targets, sorted, by batch_size', async () => {
+    const jobs = await h.runner.plan('power', 42);
+    expect(jobs).toEqual([
+      { poller: 'power', tick: 42, shard: 0, shards: 3, ids: ['P-1', 'P-2'] },
+      { poller: 'power', tick: 42, shard: 1, shards: 3, ids: ['P-3', 'P-4'] },
+      { poller: 'power', tick: 42, shard: 2, shards: 3, ids: ['P-5'] },
+    ]);
+    expect(jobs.map(pollJobId)).toEqual(['poll-power-42-0of3', 'poll-power-42-1of3', 'poll-power-42-2of3']);
+    expect(await h.runner.plan('vehicles', 42)).toEqual([
+      { poller: 'vehicles', tick: 42, shard: 0, shards: 1 },
+    ]);
+  });
+
+  it('computes clock-aligned tick numbers', () => {
+    expect(h.runner.tickAt('power', 5_999)).toBe(5);
+    expect(h.runner.tickAt('upstream', 119_999)).toBe(1);
+  });
+});
+
+describe('not power-capable vehicles', () => {
+  it('are polled again only after unsupported_interval', async () => {
+    const statuses = () => h.sim.control.stats().requests.get_vehicle_power_status?.['404'] ?? 0;
+    await h.tick('power');
+    const after = statuses();
+    expect(after).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 3; i += 1) {
+      h.advance(60_000);
+      const outcomes = await h.tick('power');
+      expect(outcomes.reduce((sum, o) => sum + o.notDue, 0)).toBe(1);
+    }
+    expect(statuses()).toBe(after);
+    h.advance(10 * 60_000);
+    const outcomes = await h.tick('power');
+    expect(outcomes.reduce((sum, o) => sum + o.notDue, 0)).toBe(0);
+    expect(statuses()).toBe(after + 1);
+    const [record] = await h.store.read([{ kind: 'vehicle', id: 'P-5', signal: 'power' }]);
+    expect(record?.state).toMatchObject({ powerCapable: false });
+    expect(Date.parse(record?.lastPolledAt ?? '')).toBeGreaterThan(Date.parse(record?.observedAt ?? ''));
+    expect(await h.newEvents()).toEqual([]);
+  });
+});
+
+describe('overlapping ticks', () => {
+  it('do not poll an entity twice at once: the later tick skips what the earlier one holds', async () => {
+    h.sim.control.setFaults({ latencyMs: 300, scope: 'v1' });
+    const ids = ['P-1', 'P-2', 'P-3', 'P-4'];
+    const before = powerReads();
+    const slow = h.runner.runJob({ poller: 'power', tick: 1, shard: 0, shards: 1, ids });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const overlapping = await h.runner.runJob({ poller: 'power', tick: 2, shard: 0, shards: 1, ids });
+    const first = await slow;
+    h.sim.control.clearFaults();
+    expect(first).toMatchObject({ targets: 4, leaseHeld: 0, observed: 4 });
+    expect(overlapping).toMatchObject({ targets: 4, leaseHeld: 4, observed: 0 });
+    expect(powerReads() - before).toBe(4);
+    // Released at the end: the next tick polls them again.
+    const next = await h.runner.runJob({ poller: 'power', tick: 3, shard: 0, shards: 1, ids });
+    expect(next).toMatchObject({ leaseHeld: 0, observed: 4 });
+    expect(await h.newEvents()).toEqual([]);
+  });
+
+  it('skip the whole list when another list poll is under way', async () => {
+    h.sim.control.setFaults({ latencyMs: 300, scope: 'v1' });
+    const slow = h.runner.runJob({ poller: 'vehicles', tick: 1, shard: 0, shards: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const overlapping = await h.runner.runJob({ poller: 'vehicles', tick: 2, shard: 0, shards: 1 });
+    await slow;
+    h.sim.control.clearFaults();
+    expect(overlapping).toMatchObject({ targets: 1, leaseHeld: 1, observed: 0 });
+  });
+});
+
+describe('the signal pipeline', () => {
+  it('re-reads and re-detects on a version conflict, so a change is reported once', async () => {
+    const other = new SnapshotStore({ redis: h.redis, prefix: h.prefix, installation: 'test' });
+    const ref = { kind: 'vehicle' as const, id: 'C-1', signal: 'link' };
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    const pipeline = new SignalPipeline({ store: h.store, logger: pino({ enabled: false }) });
+    const spec = { poller: 'test', detector: vehicleLinkDetector, options: h.runner.detectors.vehicleLink };
+    await pipeline.run(spec, [{ ref, observation: { ok: true, at: at(1), value: { vpnConnected: true } } }]);
+    const [stale] = await h.store.read([ref]);
+    // Another replica commits the same change first (version 1 → 2).
+    const theirs = vehicleLinkDetector(
+      stale?.state as never,
+      { ok: true, at: at(2), value: { vpnConnected: false } },
+      { now: Date.now(), options: h.runner.detectors.vehicleLink },
+    );
+    await other.commit(ref, 1, { state: theirs.state, observedAt: at(2) }, theirs.events);
+    // Ours was read at version 1: the commit conflicts, is re-detected on version 2 and finds no change.
+    const result = await pipeline.run(spec, [
+      { ref, record: stale, observation: { ok: true, at: at(2), value: { vpnConnected: false } } },
+    ]);
+    expect(result).toMatchObject({ conflicts: 1, committed: 0, unchanged: 1, events: [] });
+    const events = (await h.newFleetEvents()).filter((event) => event.subject === 'vehicle/C-1');
+    expect(events.map((event) => event.type)).toEqual(['vehicle.vpn.disconnected']);
+    // An older reading than the stored one is dropped.
+    const late = await pipeline.run(spec, [
+      { ref, observation: { ok: true, at: at(0), value: { vpnConnected: true } } },
+    ]);
+    expect(late).toMatchObject({ stale: 1, committed: 0, unchanged: 0 });
+  });
+});
+
+describe('the scheduler', () => {
+  it('makes one set of jobs per tick however many replicas tick', async () => {
+    let now = 1_000 * 1_000 + 250;
+    const plan = (poller: 'power' | 'vehicles', tick: number) => h.runner.plan(poller, tick);
+    const replicas = [0, 1, 2].map(() => {
+      const queue = createPollQueue({ connection: h.redis, prefix: h.prefix });
+      queues.push(queue);
+      return new PollScheduler({
+        queue,
+        plan,
+        pollers: [
+          { name: 'vehicles', intervalMs: 1_000 },
+          { name: 'power', intervalMs: 2_000 },
+        ],
+        now: () => now,
+      });
+    });
+    await Promise.all(replicas.map((replica) => replica.tick()));
+    now += 1_000;
+    await Promise.all(replicas.map((replica) => replica.tick()));
+    // Same tick again: nothing new.
+    await Promise.all(replicas.map((replica) => replica.tick()));
+    const jobs = await queues[0]!.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
+    const ids = jobs.map((job) => job.id).sort();
+    expect(ids).toEqual(
+      [
+        'poll-vehicles-1000-0of1',
+        'poll-vehicles-1001-0of1',
+        'poll-power-500-0of3',
+        'poll-power-500-1of3',
+        'poll-power-500-2of3',
+      ].sort(),
+    );
+    const data = jobs.find((job) => job.id === 'poll-power-500-1of3')?.data as PollJobData;
+    expect(data).toEqual({ poller: 'power', tick: 500, shard: 1, shards: 3, ids: ['P-3', 'P-4'] });
+    await Promise.all(replicas.map((replica) => replica.stop()));
+  });
+});
