@@ -1,0 +1,25 @@
+import type { NotifierFactory } from '../types.js';
+import { maskWebhookConfig, type WebhookReceiverConfig, webhookReceiverSchema } from './config.js';
+import { WebhookNotifier } from './webhook-notifier.js';
+
+export type { WebhookReceiverConfig } from './config.js';
+export {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  DEFAULT_TIMEOUT_MS,
+  maskWebhookConfig,
+  registerWebhookSecrets,
+  webhookReceiverSchema,
+} from './config.js';
+export { CLOUDEVENT_BATCH_CONTENT_TYPE, CLOUDEVENT_CONTENT_TYPE, encodePayload } from './payload.js';
+export { classifyAnswer, parseRetryAfter } from './response.js';
+export { attemptCount, delayForAttempt } from './retry-schedule.js';
+export { sign } from './signature.js';
+export { WebhookNotifier, type WebhookNotifierOptions } from './webhook-notifier.js';
+
+/** Signed webhooks (Standard Webhooks, CloudEvents bodies). The notifier registers the receiver's secrets. */
+export const webhookNotifierFactory: NotifierFactory<WebhookReceiverConfig> = {
+  kind: 'webhook',
+  configSchema: webhookReceiverSchema,
+  create: (config, deps) => new WebhookNotifier(config, deps),
+  mask: maskWebhookConfig,
+};
