@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { SecretRegistry } from '../../src/log/secrets.js';
+
+const env = { FLEET_CLIENT_ID: 'example-client', FLEET_CLIENT_SECRET: 'example-secret' };
+
+describe('shipped config files', () => {
+  it.each(['examples/fleetwatch.yaml', 'examples/simulator.yaml', 'deploy/fleetwatch.compose.yaml'])(
+    '%s is valid',
+    (file) => {
+      expect(() => loadConfig(file, env, new SecretRegistry())).not.toThrow();
+    },
+  );
+});
