@@ -15,13 +15,22 @@ export async function runCli(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   signal?: AbortSignal,
+  /** Called with everything printed so far, after every write: lets a test await a line. */
+  onOutput?: (printed: { stdout: string; stderr: string }) => void,
 ): Promise<CliRun> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const out: string[] = [];
   const err: string[] = [];
-  stdout.on('data', (chunk) => out.push(String(chunk)));
-  stderr.on('data', (chunk) => err.push(String(chunk)));
+  const report = () => onOutput?.({ stdout: out.join(''), stderr: err.join('') });
+  stdout.on('data', (chunk) => {
+    out.push(String(chunk));
+    report();
+  });
+  stderr.on('data', (chunk) => {
+    err.push(String(chunk));
+    report();
+  });
   const code = await main(['node', 'fleetwatch', ...args], {
     stdout,
     stderr,
