@@ -56,13 +56,22 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
   // placeholder text would only repeat it.
   const unset = new Set(missing.map(({ path }) => path));
   for (const issue of result.error?.issues ?? []) {
-    if (!unset.has(issue.path.map(String).join('.'))) problems.push(describeIssue(issue));
+    if (!unset.has(fieldPath(issue.path))) problems.push(describeIssue(issue));
   }
   throw new ConfigError(source, problems);
 }
 
+/** `receivers[2].secrets[0]`: the way a person points at a field of the file. */
+function fieldPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((segment, index) =>
+      typeof segment === 'number' ? `[${segment}]` : `${index === 0 ? '' : '.'}${String(segment)}`,
+    )
+    .join('');
+}
+
 function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.map(String).join('.') || '(top level)';
+  const path = fieldPath(issue.path) || '(top level)';
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((key) => `"${key}"`).join(', ');
     return `${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${keys}`;

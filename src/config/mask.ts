@@ -1,4 +1,5 @@
 import { REDACTED, type SecretRegistry } from '../log/secrets.js';
+import { maskReceivers } from '../notifiers/registry.js';
 import type { Config } from './schema.js';
 
 /** The effective config as `config check` prints it: every secret replaced, everything else as used. */
@@ -7,6 +8,7 @@ export function maskConfig(config: Config): Config {
     ...config,
     upstream: { ...config.upstream, client_secret: REDACTED },
     redis: { ...config.redis, url: maskUrlPassword(config.redis.url) },
+    receivers: maskReceivers(config.receivers),
   };
 }
 

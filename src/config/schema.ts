@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { detectorOptionsSchema } from '../events/detector-options.js';
+import { receiversSchema } from '../notifiers/registry.js';
 import { duration } from './duration.js';
 
 const httpUrl = z
@@ -144,6 +145,7 @@ export const configSchema = z
     worker: workerSchema.prefault({}),
     events: eventsSchema.prefault({}),
     detectors: detectorOptionsSchema.prefault({}),
+    receivers: receiversSchema,
   })
   .strict();
 

@@ -136,3 +136,45 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBeUndefined();
   });
 });
+
+describe('receivers', () => {
+  const base = `${VALID}receivers:\n`;
+  const env = {
+    FLEET_SECRET: 's3cr3t-value',
+    SLACK_URL: 'https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXX',
+  };
+
+  it('validates each receiver by the schema of its kind and masks its secrets', () => {
+    const config = parseConfig(
+      `${base}  - { name: ops, kind: slack, url: "\${SLACK_URL}" }\n  - { name: tickets, kind: webhook, url: https://example.com/hook, secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw] }\n`,
+      'test.yaml',
+      env,
+    );
+    expect(config.receivers.map((receiver) => receiver.kind)).toEqual(['slack', 'webhook']);
+    const masked = JSON.stringify(maskConfig(config));
+    expect(masked).not.toContain('XXXXXXXXXXXX');
+    expect(masked).not.toContain('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
+  });
+
+  it('names the receiver and field of every problem', () => {
+    expect(
+      problemsOf(
+        `${base}  - { name: a, kind: pager }\n  - { name: b, kind: webhook, url: ftp://x, secrets: [nope] }\n`,
+        env,
+      ),
+    ).toEqual([
+      'receivers[0].kind: must be one of "slack", "webhook"',
+      'receivers[1].url: must be an http(s) URL',
+      'receivers[1].secrets[0]: must be a whsec_ secret with 24 to 64 bytes of base64',
+    ]);
+  });
+
+  it('refuses two receivers with one name', () => {
+    expect(
+      problemsOf(
+        `${base}  - { name: ops, kind: slack, url: "\${SLACK_URL}" }\n  - { name: ops, kind: slack, url: "\${SLACK_URL}" }\n`,
+        env,
+      ),
+    ).toEqual(['receivers[1].name: "ops" is used twice']);
+  });
+});
