@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { interpolate, type MissingVariable } from './interpolate.js';
-import { type Config, configSchema } from './schema.js';
+import { type Config, configSchema, crossSectionProblems } from './schema.js';
 
 /** A configuration that cannot be used; `problems` holds one line per field, ready to print. */
 export class ConfigError extends Error {
@@ -51,7 +51,11 @@ export function parseConfig(text: string, source: string, env: NodeJS.ProcessEnv
     ({ path, variable }) => `${path}: environment variable ${variable} is not set`,
   );
   const result = configSchema.safeParse(expanded, { reportInput: true });
-  if (result.success && problems.length === 0) return result.data;
+  if (result.success && problems.length === 0) {
+    const crossProblems = crossSectionProblems(result.data);
+    if (crossProblems.length === 0) return result.data;
+    throw new ConfigError(source, crossProblems);
+  }
   // A field whose variable is missing already has its problem; what the schema says of the
   // placeholder text would only repeat it.
   const unset = new Set(missing.map(({ path }) => path));

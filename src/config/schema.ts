@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { detectorOptionsSchema } from '../events/detector-options.js';
 import { receiversSchema } from '../notifiers/registry.js';
+import { checkReceiverNames, notificationsConfigSchema } from '../notifiers/routing/config.js';
 import { duration } from './duration.js';
 
 const httpUrl = z
@@ -146,6 +147,7 @@ export const configSchema = z
     events: eventsSchema.prefault({}),
     detectors: detectorOptionsSchema.prefault({}),
     receivers: receiversSchema,
+    notifications: notificationsConfigSchema.prefault({}),
   })
   .strict();
 
@@ -155,3 +157,11 @@ export type HttpLimits = UpstreamConfig['http'];
 export type RedisConfig = Config['redis'];
 export type PollersConfig = Config['pollers'];
 export type PollerName = keyof PollersConfig;
+
+/** Checks that span sections, run once every section is valid on its own. One line per problem. */
+export function crossSectionProblems(config: Config): string[] {
+  return checkReceiverNames(
+    config.notifications.route,
+    config.receivers.map((receiver) => receiver.name),
+  ).map((problem) => `notifications.${problem}`);
+}

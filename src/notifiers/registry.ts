@@ -49,7 +49,13 @@ export const receiversSchema = z
   .superRefine((receivers, ctx) => {
     const seen = new Set<string>();
     receivers.forEach((receiver, index) => {
-      if (seen.has(receiver.name)) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(receiver.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [index, 'name'],
+          message: 'must be 1 to 64 letters, digits, "_" or "-" (it names the receiver\'s queue)',
+        });
+      } else if (seen.has(receiver.name)) {
         ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `"${receiver.name}" is used twice` });
       }
       seen.add(receiver.name);
