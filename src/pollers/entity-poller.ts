@@ -1,8 +1,8 @@
-import type { Detector, EntityKind } from '../events/types.js';
+import type { Detector, EntityKind, Observation } from '../events/types.js';
 import type { SnapshotRecord, SnapshotRef } from '../store/snapshot-store.js';
 import { mapLimit } from './observe.js';
 import type { PollContext, Poller } from './poller.js';
-import type { PollerName } from './types.js';
+import { membershipRef, type PollerName } from './types.js';
 
 export interface EntityTarget {
   ref: SnapshotRef;
@@ -38,23 +38,41 @@ export function defineEntityPoller<State, Value, Options>(
     async poll(ctx, ids) {
       if (!ids || ids.length === 0) return;
       const refs: SnapshotRef[] = ids.map((id) => ({ kind: definition.kind, id, signal: definition.signal }));
-      let targets: Array<{ ref: SnapshotRef; record?: SnapshotRecord }> = refs.map((ref) => ({ ref }));
-      const { select } = definition;
-      if (select) {
-        const records = await ctx.store.read(refs);
-        const all = refs.map((ref, i) => ({ ref, record: records[i]! }));
-        const chosen = select(ctx, all);
-        ctx.notDue(all.length - chosen.length);
-        targets = chosen;
-      }
-      const inputs = await mapLimit(targets, ctx.fetchConcurrency, async (target) => ({
-        ...target,
-        observation: await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal)),
-      }));
+      const [membership, ...records] = await ctx.store.read([membershipRef(definition.kind), ...refs]);
+      const all: EntityTarget[] = refs.map((ref, i) => ({ ref, record: records[i]! }));
+      const targets = definition.select ? definition.select(ctx, all) : all;
+      ctx.notDue(all.length - targets.length);
+      // A list that changed nothing only touches the record: its last good reading is `lastSeenAt`.
+      const listedAt = Date.parse(membership?.lastSeenAt ?? membership?.observedAt ?? '');
+      const inputs = await mapLimit(targets, ctx.fetchConcurrency, async (target) => {
+        const observation = await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal));
+        return {
+          ...target,
+          observation,
+          recordOnly: unconfirmedNotFound(observation, target.record, listedAt),
+        };
+      });
       await ctx.commit(
         { poller: definition.name, detector: definition.detector, options: definition.options(ctx) },
         inputs,
       );
     },
   };
+}
+
+/**
+ * A 404 from a per-entity read means "no such entity here" as often as anything about the signal:
+ * a vehicle that just left the list answers 404 until the next list poll notices. So a 404 only
+ * counts once a list observed after an earlier 404 still holds the entity (it is polled only while
+ * listed); until then it is recorded as the entity's last error and nothing is concluded.
+ */
+export function unconfirmedNotFound(
+  observation: Observation<unknown>,
+  record: SnapshotRecord,
+  listedAt: number,
+): boolean {
+  if (observation.ok || observation.error.code !== 'not_found') return false;
+  const previousPoll = Date.parse(record.lastPolledAt ?? '');
+  const confirmed = record.lastError?.code === 'not_found' && previousPoll <= listedAt;
+  return !confirmed;
 }

@@ -35,6 +35,11 @@ export interface SignalInput<Value> {
   observation: Observation<Value>;
   /** The stored record when the caller has just read it; used for the first attempt only. */
   record?: SnapshotRecord;
+  /**
+   * The reading says nothing about the signal yet: record the poll and its error, but do not run
+   * the detector (see the entity poller's rule for `not_found`).
+   */
+  recordOnly?: boolean;
 }
 
 export interface SignalSpec<State, Value, Options> {
@@ -159,6 +164,14 @@ export class SignalPipeline {
         const storedAt = timeOf(record.observedAt);
         if (Number.isFinite(storedAt) && (at < storedAt || (spec.strictlyNewer && at <= storedAt))) {
           result.stale += 1;
+          continue;
+        }
+        if (item.input.recordOnly) {
+          touches.push({
+            ref,
+            polledAt: observation.at,
+            ...(observation.ok ? {} : { lastError: observation.error }),
+          });
           continue;
         }
         const detected = spec.detector(record.state as State | undefined, observation, {

@@ -103,10 +103,6 @@ export function diffCounts(
   return diff;
 }
 
-export function isClean(diff: LogDiff): boolean {
-  return diff.missing.length === 0 && diff.duplicated.length === 0 && diff.unexpected.length === 0;
-}
-
 export interface StepRecord {
   label: string;
   ms: number;
@@ -213,12 +209,6 @@ export class Scenario {
       })
       .map(({ streamId, event }) => `${streamId} ${JSON.stringify(event)}`);
     return lines.join('\n');
-  }
-
-  get expectedTotal(): number {
-    let total = 0;
-    for (const n of this.expected.values()) total += n;
-    return total;
   }
 }
 
