@@ -19,24 +19,27 @@ import type { EventData, EventDraft, Severity } from './types.js';
  * whichever of the three ends it, with `outcome` saying which. So the `stuck` incident has one
  * firing and one resolving type like every other incident, and `completed` keeps one meaning.
  *
- * Subjects. Every event's CloudEvents `subject` is `vehicle/<id>`, `robot/<deviceId>` or
- * `upstream/<name>` (the monitor's own upstream clients). Each event's `data` names its entity in
- * `vehicleId`, `deviceId` or `upstream` respectively: in a detector's draft that field is required
- * only for membership events (the list detectors observe the whole fleet, so the draft is the only
- * place the entity is named); per-entity detectors leave it out and the caller, which knows what it
- * polled, supplies it — `toFleetEvent` (cloud-event.ts) fills it and sets `subject`. In a published
- * event the field is always present.
+ * Subjects. Every event's CloudEvents `subject` is `vehicle/<id>`, `robot/<deviceId>`,
+ * `upstream/<name>` (the monitor's own upstream clients) or `receiver/<name>` (a notification
+ * receiver of the config, for the monitor's own delivery trouble). Each event's `data` names its
+ * entity in `vehicleId`, `deviceId`, `upstream` or `receiver` respectively: in a detector's draft
+ * that field is required only for membership events (the list detectors observe the whole fleet,
+ * so the draft is the only place the entity is named) and for `monitor.receiver.disabled` (raised
+ * on a `fleet` ref by the delivery worker); per-entity detectors leave it out and the caller, which
+ * knows what it polled, supplies it — `toFleetEvent` (cloud-event.ts) fills it and sets `subject`.
+ * In a published event the field is always present.
  */
 
 export const severitySchema = z.enum(['info', 'warning', 'critical']);
 
-export type SubjectKind = 'vehicle' | 'robot' | 'upstream';
+export type SubjectKind = 'vehicle' | 'robot' | 'upstream' | 'receiver';
 
 /** The `data` field naming the event's entity, per subject kind. */
 export const SUBJECT_ID_FIELD = {
   vehicle: 'vehicleId',
   robot: 'deviceId',
   upstream: 'upstream',
+  receiver: 'receiver',
 } as const satisfies Record<SubjectKind, string>;
 
 export type IncidentKey = 'vpn' | 'reachability' | 'stuck' | 'stale' | 'health' | 'upstream';
@@ -77,6 +80,7 @@ export const EVENT = {
   robotConfigChanged: 'robot.config.changed',
   upstreamDegraded: 'monitor.upstream.degraded',
   upstreamRecovered: 'monitor.upstream.recovered',
+  receiverDisabled: 'monitor.receiver.disabled',
 } as const;
 
 // --- building blocks ----------------------------------------------------------------------------
@@ -111,6 +115,7 @@ const upstreamWindow = z.strictObject({
 const onVehicle = { severity: severitySchema, vehicleId: entityId.optional() };
 const onRobot = { severity: severitySchema, deviceId: entityId.optional() };
 const onUpstream = { severity: severitySchema, upstream: entityId.optional() };
+const onReceiver = { severity: severitySchema, receiver: entityId.optional() };
 
 interface Meta<K extends SubjectKind> {
   subject: K;
@@ -506,6 +511,20 @@ const DEFINITIONS = {
       current: z.literal('healthy'),
       since,
       durationMs,
+    },
+  ),
+  [EVENT.receiverDisabled]: define(
+    {
+      subject: 'receiver',
+      severity: 'critical',
+      incident: null,
+      description:
+        'A notification receiver answered that it is gone for good (webhook 410; Slack `channel_is_archived` or a revoked webhook): it is disabled, and its notifications go to the dead letters until `fleetwatch receiver enable`.',
+    },
+    {
+      ...onReceiver,
+      kind: z.string().min(1).describe('The receiver kind: `slack`, `webhook`.'),
+      reason: z.string().describe("The receiver's answer, without secrets."),
     },
   ),
 };

@@ -29,6 +29,7 @@ const PHRASES: Record<string, string> = {
   'robot.config.changed': 'changed its loaded configuration',
   'monitor.upstream.degraded': 'is failing',
   'monitor.upstream.recovered': 'has recovered',
+  'monitor.receiver.disabled': 'was disabled: it answered that it is gone for good',
 };
 
 /** Types whose previous/current are not for people (hashes) or repeat the phrase. */

@@ -33,6 +33,7 @@ const GROUP_PHRASES: Record<FleetEventType, string> = {
   'robot.config.changed': 'changed their loaded configuration',
   'monitor.upstream.degraded': 'are failing',
   'monitor.upstream.recovered': 'have recovered',
+  'monitor.receiver.disabled': 'were disabled: they answered that they are gone for good',
 };
 
 export interface Noun {
@@ -47,6 +48,7 @@ const NOUNS: Record<string, Noun> = {
   vehicle: { label: 'Vehicle', labelMany: 'Vehicles', one: 'vehicle', many: 'vehicles' },
   robot: { label: 'Robot', labelMany: 'Robots', one: 'robot', many: 'robots' },
   upstream: { label: 'Upstream', labelMany: 'Upstreams', one: 'upstream', many: 'upstreams' },
+  receiver: { label: 'Receiver', labelMany: 'Receivers', one: 'receiver', many: 'receivers' },
 };
 const ENTITY: Noun = { label: 'Entity', labelMany: 'Entities', one: 'entity', many: 'entities' };
 
