@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catalogueEntry, FLEET_EVENT_TYPES } from '../../src/events/catalogue.js';
+import { catalogueEntry, EVENT, FLEET_EVENT_TYPES } from '../../src/events/catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS } from '../../src/events/detector-options.js';
 import { robotConfigDetector } from '../../src/events/detectors/robot-config.js';
 import { normalizeFeedback, robotFeedbackDetector } from '../../src/events/detectors/robot-feedback.js';
