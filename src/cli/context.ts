@@ -30,11 +30,17 @@ export class CliContext {
     return this.#config;
   }
 
-  logger(): Logger {
+  /**
+   * The logger. A long-running command (`run`, `simulate`) logs at the configured level; a
+   * one-shot command reports through its own output and exit status, so it logs only errors
+   * unless `--log-level` says otherwise.
+   */
+  logger(kind: 'one-shot' | 'long-running' = 'one-shot'): Logger {
     if (!this.#logger) {
       const fromConfig = this.#config?.log;
+      const configured = kind === 'long-running' ? (fromConfig?.level ?? 'info') : 'error';
       this.#logger = createLogger({
-        level: this.#options().logLevel ?? fromConfig?.level ?? 'warn',
+        level: this.#options().logLevel ?? configured,
         format: fromConfig?.format ?? 'auto',
       });
     }

@@ -18,7 +18,7 @@ export function registerRunCommand(program: Command, context: CliContext): void 
     .action(async () => {
       // The config first: it sets the log level (info by default).
       const config = context.config();
-      const logger = context.logger();
+      const logger = context.logger('long-running');
       const { signal } = context.io;
       const daemon = startDaemon(config, { logger, signal });
       await daemon.stopped;

@@ -59,7 +59,7 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
         powerDelayMs: options.powerDelay,
         tokenTtlSeconds: Math.max(1, Math.round(options.tokenTtl / 1000)),
         behaviours: options.behaviours ? { intervalMs: options.behaviourInterval } : false,
-        logger: context.logger(),
+        logger: context.logger('long-running'),
       });
       writeLine(
         io.stderr,
