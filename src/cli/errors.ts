@@ -5,6 +5,17 @@ import { AuthenticationError, NotFoundError, UnauthorizedError, UpstreamError } 
 import { ExitCode } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
+/** A command that cannot do what was asked, with the exit status that says why (e.g. 4: no such dead letter). */
+export class CommandError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode,
+  ) {
+    super(message);
+    this.name = 'CommandError';
+  }
+}
+
 /**
  * Turns anything a command threw into lines on stderr and an exit status. User mistakes and
  * upstream answers get one line each; only a fault in fleetwatch itself shows a stack, and only
@@ -20,6 +31,10 @@ export function reportError(error: unknown, io: CliIo): number {
     const source = error.message.slice(0, error.message.indexOf(': '));
     for (const problem of error.problems) say(`${source}: ${problem}`);
     return ExitCode.usage;
+  }
+  if (error instanceof CommandError) {
+    say(error.message);
+    return error.exitCode;
   }
   if (error instanceof AuthenticationError || error instanceof UnauthorizedError) {
     say(error.message);

@@ -7,7 +7,10 @@ export const ExitCode = {
   usage: 2,
   /** The token issuer rejected the credentials, or the API rejected the token. */
   auth: 3,
-  /** The vehicle or robot does not exist, is not granted to this client, or cannot do this. */
+  /**
+   * The vehicle or robot does not exist, is not granted to this client, or cannot do this; or no
+   * such dead letter, receiver or silence.
+   */
   notFound: 4,
   /** `--wait` gave up before the vehicle reported the requested state. */
   timedOut: 5,

@@ -1,10 +1,13 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { registerConfigCommand } from './commands/config.js';
+import { registerDlqCommand } from './commands/dlq.js';
 import { registerEventsCommand } from './commands/events.js';
 import { registerPowerCommand } from './commands/power.js';
+import { registerReceiverCommand } from './commands/receivers.js';
 import { registerRobotCommands } from './commands/robots.js';
 import { registerRunCommand } from './commands/run.js';
+import { registerSilenceCommand } from './commands/silence.js';
 import { registerSimulateCommand } from './commands/simulate.js';
 import { registerVehiclesCommand } from './commands/vehicles.js';
 import { CliContext, type GlobalOptions } from './context.js';
@@ -40,6 +43,9 @@ export function buildProgram(context: CliContext): Command {
   registerRobotCommands(program, context);
   registerRunCommand(program, context);
   registerEventsCommand(program, context);
+  registerDlqCommand(program, context);
+  registerReceiverCommand(program, context);
+  registerSilenceCommand(program, context);
   registerSimulateCommand(program, context);
   registerConfigCommand(program, context, globals);
   // Every subcommand inherits the exit override and output, so usage errors everywhere exit 2.

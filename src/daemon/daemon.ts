@@ -4,6 +4,12 @@ import { formatDuration } from '../config/duration.js';
 import { maskUrlPassword } from '../config/mask.js';
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
+import { type DeliveryServiceOptions, startDelivery } from '../notifiers/delivery/delivery-service.js';
+import {
+  createNotificationStep,
+  type NotificationStepOptions,
+  type NotificationStepTuning,
+} from '../notifiers/dispatch/index.js';
 import { createPollWorker, type PollWorker } from '../pollers/poll-worker.js';
 import { PollRunner } from '../pollers/runner.js';
 import { PollScheduler, type ScheduledPoller } from '../pollers/scheduler.js';
@@ -29,8 +35,9 @@ import { closeWorker, settlesWithin } from './shutdown.js';
  *   relay fail, log once and carry on when it is back;
  * - the upstream client, observed by the upstream-health counting windows;
  * - the scheduler (clock-aligned ticks → `poll` jobs), the poll worker (`worker.concurrency`), the
- *   outbox relay (outbox → `events` queue) and an `events` worker that, until the notification
- *   router exists, logs each event at debug and marks it done.
+ *   outbox relay (outbox → `events` queue) and an `events` worker that hands each event to the
+ *   notification step (notifiers/dispatch: routing, groups, silences; its flusher puts grouped
+ *   notifications on one delivery queue per receiver).
  *
  * `stop()` (or the `signal` aborting): stop ticking, let poll jobs under way finish within
  * `worker.shutdown_grace` (then abort their upstream reads and force-close), stop the relay after
@@ -47,10 +54,14 @@ export interface DaemonOptions {
   hooks?: PollHooks;
   /** Also told about every upstream HTTP exchange (metrics). */
   observer?: RequestObserver;
-  /** Called for each event the events worker takes (tests; later the router). */
+  /** Called for each event the events worker takes, after the notification dispatcher (tests). */
   onEvent?: (event: FleetEvent) => void | Promise<void>;
+  /** Notification step timing and hooks (tests, metrics). */
+  notifications?: NotificationStepTuning & Pick<NotificationStepOptions, 'hooks'>;
   /** Outbox relay tuning (tests). */
   relay?: { blockMs?: number; claimIdleMs?: number };
+  /** Delivery retry policies, worker timing and the per-attempt hook (tests, metrics). */
+  delivery?: Pick<DeliveryServiceOptions, 'retry' | 'tuning' | 'onOutcome'>;
 }
 
 export interface Daemon {
@@ -118,6 +129,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     installation: config.installation,
     eventLogCap: config.events.log_max_length,
   });
+  // One delivery worker per receiver (notifiers/delivery): retries, holds, dead letters.
+  const delivery = startDelivery({ ...options.delivery, config, logger, store });
   const leases = new PollLeases({ redis: producer, prefix });
   const counters = new PollCounters();
   const abort = new AbortController();
@@ -160,10 +173,19 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     concurrency: config.worker.concurrency,
     logger,
   });
+  const notifications = createNotificationStep({
+    ...options.notifications,
+    config,
+    redis: producer,
+    prefix,
+    logger,
+    now,
+  });
   const eventsWorker = createEventsWorker({
     connection: eventsConnection,
     prefix,
     logger,
+    dispatch: notifications.dispatch,
     onEvent: options.onEvent,
   });
   const relay = new OutboxRelay({
@@ -177,6 +199,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
 
   if (countWindows) windows.start();
   void relay.start();
+  notifications.start();
   scheduler.start();
   logger.info(
     {
@@ -213,6 +236,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     await windows.stop();
     await settlesWithin(relay.stop(), Math.max(remaining(), 3_000));
     await closeWorker(eventsWorker, { name: 'events', graceMs: Math.max(remaining(), 1_000), logger });
+    await settlesWithin(notifications.stop(), Math.max(remaining(), 2_000));
+    await delivery.stop(Math.max(remaining(), 1_000));
     await settlesWithin(Promise.all([pollQueue.close(), eventsQueue.close()]), 2_000);
     await closeQuietly([pollConnection, eventsConnection, producer]);
     await settlesWithin(upstream.close(), 5_000);

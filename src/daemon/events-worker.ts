@@ -13,13 +13,18 @@ export interface EventsWorkerOptions {
   prefix?: string;
   concurrency?: number;
   logger?: Logger;
-  /** Called per event (tests; later the notification router). */
+  /**
+   * The notification step's dispatcher (routing, grouping, silences). Idempotent per event, so a
+   * redelivered job is safe; when it throws, the job fails and BullMQ retries it with back-off.
+   */
+  dispatch?: (event: FleetEvent) => Promise<unknown>;
+  /** Called per event once dispatched (tests). */
   onEvent?: (event: FleetEvent) => void | Promise<void>;
 }
 
 /**
- * The consumer of the `events` queue. For now it only logs each event at debug and marks the job
- * done; the notification router takes its place later. Errors are logged and the worker keeps
+ * The consumer of the `events` queue: hands each event to the notification dispatcher (which
+ * groups it; the flusher sends), then marks the job done. Errors are logged and the worker keeps
  * going, through Redis outages too.
  */
 export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
@@ -29,6 +34,7 @@ export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
     async (job: Job<FleetEvent, void, string>) => {
       const event = job.data;
       logger?.debug({ id: event.id, type: event.type, subject: event.subject }, 'event');
+      await options.dispatch?.(event);
       await options.onEvent?.(event);
     },
     {

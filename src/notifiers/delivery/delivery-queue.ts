@@ -13,6 +13,23 @@ import type { Notification } from '../types.js';
  */
 export interface DeliveryJobData {
   notification: Notification;
+  /** Written by the delivery worker; absent until the first attempt fails. */
+  delivery?: DeliveryProgress;
+}
+
+/**
+ * What the delivery worker has tried so far. Kept in the job's data because a held job (429, or
+ * the wait before the next attempt) goes back to the head of the queue through BullMQ's rate
+ * limiter, which does not count attempts. Replaying a dead letter resets it.
+ */
+export interface DeliveryProgress {
+  /** Attempts made that counted (`throttled` answers do not count). */
+  attempts: number;
+  /** Times the receiver asked us to slow down (429 with `Retry-After`). */
+  throttled?: number;
+  /** The last failure, free of secrets. */
+  lastReason?: string;
+  lastStatus?: number;
 }
 
 export type DeliveryQueue = Queue<DeliveryJobData, unknown, string>;

@@ -1,0 +1,190 @@
+import type { Command } from 'commander';
+import type { Redis } from 'ioredis';
+import { maskUrlPassword } from '../../config/mask.js';
+import {
+  type DeadLetter,
+  DeadLetterError,
+  DeadLetters,
+  receiversWithDeadLetters,
+} from '../../notifiers/delivery/dead-letters.js';
+import { ReceiverSwitch } from '../../notifiers/delivery/receiver-switch.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../queues/connection.js';
+import type { CliContext } from '../context.js';
+import { CommandError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+import { renderTable, writeJson, writeLine } from '../io.js';
+
+/**
+ * `fleetwatch dlq`: the dead letters — notifications delivery gave up on (attempts used up,
+ * rejected by the receiver, receiver disabled). List them, replay them (each exactly once: a
+ * second replay of one id finds it is no longer a dead letter) or purge them.
+ */
+export function registerDlqCommand(program: Command, context: CliContext): void {
+  const dlq = program
+    .command('dlq')
+    .description('list, replay or purge dead letters (notifications delivery gave up on)');
+
+  dlq
+    .command('list')
+    .description('print the dead letters, oldest failure first')
+    .option('--receiver <name>', 'only this receiver')
+    .option('--json', 'a JSON array')
+    .action(async (options: { receiver?: string; json?: boolean }) => {
+      await withDelivery(context, async ({ deadLetters }) => {
+        const letters = await deadLetters.list({ receiver: options.receiver });
+        if (options.json) {
+          writeJson(context.io.stdout, letters);
+          return;
+        }
+        if (letters.length === 0) {
+          writeLine(context.io.stdout, 'no dead letters');
+          return;
+        }
+        writeLine(
+          context.io.stdout,
+          renderTable(
+            ['ID', 'RECEIVER', 'FAILED AT', 'ATTEMPTS', 'EVENTS', 'FIRST EVENT', 'REASON'],
+            letters.map((letter) => [
+              letter.id,
+              letter.receiver,
+              letter.failedAt ?? '-',
+              String(letter.attempts),
+              String(letter.events),
+              firstEvent(letter),
+              letter.reason,
+            ]),
+          ),
+        );
+      });
+    });
+
+  dlq
+    .command('replay')
+    .description('send dead letters again, attempts reset, after what is already waiting')
+    .argument('[id]', 'the dead letter (notification) id, see dlq list')
+    .option('--all', 'every dead letter (of --receiver, or of every receiver)')
+    .option('--receiver <name>', 'only this receiver')
+    .action(async (id: string | undefined, options: { all?: boolean; receiver?: string }) => {
+      oneOrAll('replay', id, options.all);
+      await withDelivery(context, async ({ deadLetters }) => {
+        if (id !== undefined) {
+          const letter = await deadLetters.replay(id, { receiver: options.receiver });
+          writeLine(
+            context.io.stdout,
+            `replayed ${letter.id} to ${letter.receiver}: it is sent after the notifications already waiting`,
+          );
+          return;
+        }
+        const summaries = await deadLetters.replayAll({ receiver: options.receiver });
+        for (const summary of summaries) {
+          writeLine(
+            context.io.stdout,
+            summary.skipped
+              ? `${summary.receiver}: skipped, ${summary.skipped} (fleetwatch receiver enable ${summary.receiver})`
+              : `${summary.receiver}: ${plural(summary.replayed, 'dead letter')} replayed`,
+          );
+        }
+      });
+    });
+
+  dlq
+    .command('purge')
+    .description('delete dead letters for good')
+    .argument('[id]', 'the dead letter (notification) id, see dlq list')
+    .option('--all', 'every dead letter (of --receiver, or of every receiver)')
+    .option('--receiver <name>', 'only this receiver')
+    .option('--yes', 'needed with --all: it cannot be undone')
+    .action(async (id: string | undefined, options: { all?: boolean; receiver?: string; yes?: boolean }) => {
+      oneOrAll('purge', id, options.all);
+      await withDelivery(context, async ({ deadLetters }) => {
+        if (id !== undefined) {
+          const letter = await deadLetters.purge(id, { receiver: options.receiver });
+          writeLine(context.io.stdout, `purged ${letter.id} (${letter.receiver})`);
+          return;
+        }
+        if (!options.yes) {
+          const count = await deadLetters.count({ receiver: options.receiver });
+          throw new CommandError(
+            `this deletes ${plural(count, 'dead letter')} for good; add --yes to go ahead`,
+            ExitCode.usage,
+          );
+        }
+        const results = await deadLetters.purgeAll({ receiver: options.receiver });
+        const total = results.reduce((sum, result) => sum + result.purged, 0);
+        const parts = results.filter((result) => result.purged > 0).map((r) => `${r.receiver} ${r.purged}`);
+        writeLine(
+          context.io.stdout,
+          `purged ${plural(total, 'dead letter')}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`,
+        );
+      });
+    });
+}
+
+export interface DeliveryTools {
+  redis: Redis;
+  deadLetters: DeadLetters;
+  switches: ReceiverSwitch;
+  /** Receivers of the config. */
+  configured: readonly { name: string; kind: string }[];
+}
+
+/** Connects to Redis and hands over the dead letters (of configured receivers and of any left over). */
+export async function withDelivery(
+  context: CliContext,
+  use: (tools: DeliveryTools) => Promise<void>,
+): Promise<void> {
+  const config = context.config();
+  const redis = createProducerConnection(config.redis.url, {
+    name: 'fleetwatch-cli',
+    logger: context.logger(),
+  });
+  let deadLetters: DeadLetters | undefined;
+  try {
+    try {
+      await waitForReady(redis, { timeoutMs: 5_000, signal: context.io.signal });
+    } catch {
+      throw new Error(
+        `cannot reach Redis at ${maskUrlPassword(config.redis.url)} (redis.url); is it running?`,
+      );
+    }
+    const prefix = config.redis.prefix;
+    const configured = config.receivers.map((receiver) => ({ name: receiver.name, kind: receiver.kind }));
+    const leftOver = await receiversWithDeadLetters(redis, prefix);
+    const receivers = [...new Set([...configured.map((receiver) => receiver.name), ...leftOver])];
+    const switches = new ReceiverSwitch({ redis, prefix });
+    deadLetters = new DeadLetters({ connection: redis, prefix, receivers, switches });
+    await use({ redis, deadLetters, switches, configured });
+  } catch (error) {
+    throw error instanceof DeadLetterError ? asCommandError(error) : error;
+  } finally {
+    await deadLetters?.close();
+    await closeQuietly(redis);
+  }
+}
+
+function asCommandError(error: DeadLetterError): CommandError {
+  switch (error.problem) {
+    case 'not_found':
+    case 'not_dead':
+      return new CommandError(error.message, ExitCode.notFound);
+    case 'ambiguous':
+      return new CommandError(error.message, ExitCode.usage);
+    default:
+      return new CommandError(error.message, ExitCode.failed);
+  }
+}
+
+function oneOrAll(verb: string, id: string | undefined, all: boolean | undefined): void {
+  if (id !== undefined && all)
+    throw new CommandError(`dlq ${verb}: give an id or --all, not both`, ExitCode.usage);
+  if (id === undefined && !all) throw new CommandError(`dlq ${verb}: give an id or --all`, ExitCode.usage);
+}
+
+function firstEvent(letter: DeadLetter): string {
+  if (!letter.type) return '-';
+  return letter.subject ? `${letter.type} ${letter.subject}` : letter.type;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
