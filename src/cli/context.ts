@@ -1,6 +1,9 @@
+import type { Redis } from 'ioredis';
 import { type Config, loadConfig } from '../config/index.js';
+import { maskUrlPassword } from '../config/mask.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { secrets } from '../log/secrets.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../queues/connection.js';
 import { createUpstream, type Upstream } from '../upstream/index.js';
 import { ExitCode } from './exit-codes.js';
 import type { CliIo } from './io.js';
@@ -53,6 +56,27 @@ export class CliContext {
       this.#upstream = createUpstream({ config: config.upstream, logger: this.logger() });
     }
     return this.#upstream;
+  }
+
+  /** A Redis connection for the length of `use`, with a one-line error when Redis cannot be reached. */
+  async withRedis<T>(use: (redis: Redis, config: Config) => Promise<T>): Promise<T> {
+    const config = this.config();
+    const redis = createProducerConnection(config.redis.url, {
+      name: 'fleetwatch-cli',
+      logger: this.logger(),
+    });
+    try {
+      try {
+        await waitForReady(redis, { timeoutMs: 5_000, signal: this.io.signal });
+      } catch {
+        throw new Error(
+          `cannot reach Redis at ${maskUrlPassword(config.redis.url)} (redis.url); is it running?`,
+        );
+      }
+      return await use(redis, config);
+    } finally {
+      await closeQuietly(redis);
+    }
   }
 
   async close(): Promise<void> {

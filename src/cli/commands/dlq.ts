@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
-import { maskUrlPassword } from '../../config/mask.js';
 import {
   type DeadLetter,
   DeadLetterError,
@@ -8,7 +7,6 @@ import {
   receiversWithDeadLetters,
 } from '../../notifiers/delivery/dead-letters.js';
 import { ReceiverSwitch } from '../../notifiers/delivery/receiver-switch.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../queues/connection.js';
 import type { CliContext } from '../context.js';
 import { CommandError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -133,32 +131,22 @@ export async function withDelivery(
   context: CliContext,
   use: (tools: DeliveryTools) => Promise<void>,
 ): Promise<void> {
-  const config = context.config();
-  const redis = createProducerConnection(config.redis.url, {
-    name: 'fleetwatch-cli',
-    logger: context.logger(),
-  });
-  let deadLetters: DeadLetters | undefined;
   try {
-    try {
-      await waitForReady(redis, { timeoutMs: 5_000, signal: context.io.signal });
-    } catch {
-      throw new Error(
-        `cannot reach Redis at ${maskUrlPassword(config.redis.url)} (redis.url); is it running?`,
-      );
-    }
-    const prefix = config.redis.prefix;
-    const configured = config.receivers.map((receiver) => ({ name: receiver.name, kind: receiver.kind }));
-    const leftOver = await receiversWithDeadLetters(redis, prefix);
-    const receivers = [...new Set([...configured.map((receiver) => receiver.name), ...leftOver])];
-    const switches = new ReceiverSwitch({ redis, prefix });
-    deadLetters = new DeadLetters({ connection: redis, prefix, receivers, switches });
-    await use({ redis, deadLetters, switches, configured });
+    await context.withRedis(async (redis, config) => {
+      const prefix = config.redis.prefix;
+      const configured = config.receivers.map((receiver) => ({ name: receiver.name, kind: receiver.kind }));
+      const leftOver = await receiversWithDeadLetters(redis, prefix);
+      const receivers = [...new Set([...configured.map((receiver) => receiver.name), ...leftOver])];
+      const switches = new ReceiverSwitch({ redis, prefix });
+      const deadLetters = new DeadLetters({ connection: redis, prefix, receivers, switches });
+      try {
+        await use({ redis, deadLetters, switches, configured });
+      } finally {
+        await deadLetters.close();
+      }
+    });
   } catch (error) {
     throw error instanceof DeadLetterError ? asCommandError(error) : error;
-  } finally {
-    await deadLetters?.close();
-    await closeQuietly(redis);
   }
 }
 

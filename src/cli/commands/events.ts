@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
-import { maskUrlPassword } from '../../config/mask.js';
 import { describeEvent } from '../../events/describe.js';
 import type { FleetEvent } from '../../events/types.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../queues/connection.js';
 import { EventLog, type EventLogEntry } from '../../store/event-log.js';
 import { positiveIntegerArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -64,24 +62,10 @@ export function registerEventsCommand(program: Command, context: CliContext): vo
     });
 }
 
-async function withEventLog(context: CliContext, use: (log: EventLog) => Promise<void>): Promise<void> {
-  const config = context.config();
-  const redis = createProducerConnection(config.redis.url, {
-    name: 'fleetwatch-cli',
-    logger: context.logger(),
-  });
-  try {
-    try {
-      await waitForReady(redis, { timeoutMs: 5_000, signal: context.io.signal });
-    } catch {
-      throw new Error(
-        `cannot reach Redis at ${maskUrlPassword(config.redis.url)} (redis.url); is it running?`,
-      );
-    }
-    await use(new EventLog({ redis, prefix: config.redis.prefix, logger: context.logger() }));
-  } finally {
-    await closeQuietly(redis);
-  }
+function withEventLog(context: CliContext, use: (log: EventLog) => Promise<void>): Promise<void> {
+  return context.withRedis((redis, config) =>
+    use(new EventLog({ redis, prefix: config.redis.prefix, logger: context.logger() })),
+  );
 }
 
 function print(context: CliContext, entry: EventLogEntry, json: boolean | undefined): void {

@@ -1,11 +1,8 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import type { Redis } from 'ioredis';
-import { maskUrlPassword } from '../../config/mask.js';
 import { describeDuration } from '../../events/describe.js';
 import { SilenceStore } from '../../notifiers/dispatch/silence-store.js';
 import type { MatchSpec } from '../../notifiers/routing/matcher.js';
 import { type Silence, silenceState } from '../../notifiers/routing/silences.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../queues/connection.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { renderTable, writeJson, writeLine } from '../io.js';
@@ -253,22 +250,6 @@ function warnUnknownTags(context: CliContext, matchers: MatchSpec): void {
   }
 }
 
-async function withSilences(context: CliContext, use: (store: SilenceStore) => Promise<void>): Promise<void> {
-  const config = context.config();
-  const redis: Redis = createProducerConnection(config.redis.url, {
-    name: 'fleetwatch-cli',
-    logger: context.logger(),
-  });
-  try {
-    try {
-      await waitForReady(redis, { timeoutMs: 5_000, signal: context.io.signal });
-    } catch {
-      throw new Error(
-        `cannot reach Redis at ${maskUrlPassword(config.redis.url)} (redis.url); is it running?`,
-      );
-    }
-    await use(new SilenceStore({ redis, prefix: config.redis.prefix }));
-  } finally {
-    await closeQuietly(redis);
-  }
+function withSilences(context: CliContext, use: (store: SilenceStore) => Promise<void>): Promise<void> {
+  return context.withRedis((redis, config) => use(new SilenceStore({ redis, prefix: config.redis.prefix })));
 }
