@@ -35,7 +35,8 @@ const PHRASES: Record<string, string> = {
 /** Types whose previous/current are not for people (hashes) or repeat the phrase. */
 const HIDES_VALUES = new Set(['robot.config.changed', 'vehicle.power.command.stuck']);
 
-function render(value: unknown): string {
+/** A `previous`/`current` value for people: status pairs by their text, absent as `none`. */
+export function renderValue(value: unknown): string {
   if (value === null || value === undefined) return 'none';
   if (typeof value === 'object') {
     const record = value as Record<string, unknown>;
@@ -68,7 +69,7 @@ export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data
   const part = typeof data.part === 'string' ? ` (${data.part})` : '';
   const change =
     'previous' in data && 'current' in data && !HIDES_VALUES.has(event.type)
-      ? `: ${render(data.previous)} → ${render(data.current)}`
+      ? `: ${renderValue(data.previous)} → ${renderValue(data.current)}`
       : typeof data.requested === 'string'
         ? `: power ${data.requested}`
         : '';

@@ -1,5 +1,5 @@
 import { catalogueEntry, isFleetEventType } from '../../events/catalogue.js';
-import { describeDuration, describeEvent } from '../../events/describe.js';
+import { describeDuration, describeEvent, renderValue } from '../../events/describe.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
 import type { Notification } from '../types.js';
 import { SLACK_LIMITS } from './limits.js';
@@ -180,8 +180,8 @@ function changeOf(event: FleetEvent): string | undefined {
   if (event.type === 'robot.config.changed' || event.type === 'vehicle.power.command.stuck') return undefined;
   const hasPrevious = 'previous' in data && data.previous !== undefined;
   const hasCurrent = 'current' in data && data.current !== undefined;
-  if (hasPrevious && hasCurrent) return `${render(data.previous)} → ${render(data.current)}`;
-  if (hasCurrent) return render(data.current);
+  if (hasPrevious && hasCurrent) return `${renderValue(data.previous)} → ${renderValue(data.current)}`;
+  if (hasCurrent) return renderValue(data.current);
   return undefined;
 }
 
@@ -199,17 +199,6 @@ function errorOf(value: unknown): string | undefined {
   const { code: errorCode, status } = value as { code?: unknown; status?: unknown };
   if (typeof errorCode !== 'string') return undefined;
   return typeof status === 'number' ? `${errorCode} (${status})` : errorCode;
-}
-
-function render(value: unknown): string {
-  if (value === null || value === undefined) return 'none';
-  if (typeof value === 'object') {
-    const record = value as Record<string, unknown>;
-    const text = record.text ?? record.status_text ?? record.status;
-    if (typeof text === 'string' || typeof text === 'number') return String(text);
-    return JSON.stringify(value);
-  }
-  return String(value);
 }
 
 // --- a group ------------------------------------------------------------------------------------
