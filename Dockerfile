@@ -1,7 +1,11 @@
 # syntax=docker/dockerfile:1
+# fleetwatch: one image for the monitor (`run`, the default), the CLI and the simulator (`simulate`).
+#   docker build -t fleetwatch .
+#   docker run --rm -e FLEETWATCH_CONFIG=/etc/fleetwatch/fleetwatch.yaml -v ./my.yaml:/etc/fleetwatch/fleetwatch.yaml:ro fleetwatch
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # Build: compile TypeScript with the full dependency set.
-FROM node:22-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -10,7 +14,7 @@ COPY src ./src
 RUN npm run build
 
 # Runtime: production dependencies only, an init process, a non-root user.
-FROM node:22-bookworm-slim AS runtime
+FROM ${NODE_IMAGE} AS runtime
 RUN apt-get update \
   && apt-get install -y --no-install-recommends tini \
   && rm -rf /var/lib/apt/lists/*
@@ -23,7 +27,13 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY openapi ./openapi
 COPY schemas ./schemas
+# The files stay root's: the process may read its code, not change it.
 USER node
-# tini forwards SIGTERM to node, so `docker stop` is a graceful shutdown.
+# /metrics, /healthz, /readyz and the API (http.port; http.host must be 0.0.0.0 in a container).
+EXPOSE 9464
+# No curl in the image: Node's own fetch asks /healthz (liveness: the process serves requests).
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# tini is PID 1 and forwards SIGTERM to node, so `docker stop` is a graceful shutdown.
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/fleetwatch.js"]
 CMD ["run"]

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { VERSION } from '../version.js';
 import { registerConfigCommand } from './commands/config.js';
+import { registerDemoCommand } from './commands/demo.js';
 import { registerDlqCommand } from './commands/dlq.js';
 import { registerEventsCommand } from './commands/events.js';
 import { registerPowerCommand } from './commands/power.js';
@@ -48,6 +49,7 @@ export function buildProgram(context: CliContext): Command {
   registerSilenceCommand(program, context);
   registerSimulateCommand(program, context);
   registerConfigCommand(program, context, globals);
+  registerDemoCommand(program, context, globals);
   // Every subcommand inherits the exit override and output, so usage errors everywhere exit 2.
   const inherit = (command: Command) => {
     for (const sub of command.commands) {

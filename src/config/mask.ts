@@ -9,6 +9,10 @@ export function maskConfig(config: Config): Config {
     upstream: { ...config.upstream, client_secret: REDACTED },
     redis: { ...config.redis, url: maskUrlPassword(config.redis.url) },
     receivers: maskReceivers(config.receivers),
+    http: {
+      ...config.http,
+      ...(config.http.api_token === undefined ? {} : { api_token: REDACTED }),
+    },
   };
 }
 
@@ -16,6 +20,7 @@ export function maskConfig(config: Config): Config {
 export function registerConfigSecrets(config: Config, registry: SecretRegistry): void {
   registry.add(config.upstream.client_secret);
   registry.add(urlPassword(config.redis.url));
+  registry.add(config.http.api_token);
 }
 
 function urlPassword(url: string): string | undefined {

@@ -133,6 +133,45 @@ export const eventsSchema = z
   })
   .strict();
 
+export const metricsSchema = z
+  .object({
+    /**
+     * Per-vehicle and per-robot series (`fleetwatch_vehicle_*`, `fleetwatch_robot_*`): one series
+     * per entity and signal. Turn off for very large fleets; the fleet totals stay.
+     */
+    per_entity: z.boolean().default(true),
+    /** Scrapes reuse one reading of the fleet snapshots (and of the queue counts) for this long. */
+    fleet_cache: duration.default(5_000),
+  })
+  .strict();
+
+/**
+ * The HTTP server (`src/http/`): /metrics, /healthz, /readyz, the JSON API and the queue UI, on one
+ * port. Loopback by default: in a container set `host: 0.0.0.0` so Prometheus and probes reach it.
+ * `api_token` guards everything that changes state (and, once set, every /api read and the queue
+ * UI); without it those changes are refused with 403.
+ */
+export const httpSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    host: z
+      .string()
+      .trim()
+      .min(1, { error: 'must be an address to listen on, e.g. 127.0.0.1 or 0.0.0.0' })
+      .default('127.0.0.1'),
+    /** 0 picks a free port (tests). */
+    port: z.number().int().min(0).max(65_535).default(9464),
+    /** Bearer token for the API; usually `${FLEETWATCH_API_TOKEN}`. Empty means not set. */
+    api_token: z
+      .string({ error: 'must be a string, e.g. ${FLEETWATCH_API_TOKEN}' })
+      .optional()
+      .transform((value) => (value === undefined || value.trim() === '' ? undefined : value))
+      .refine((value) => value === undefined || value.length >= 16, {
+        error: 'must be at least 16 characters (generate one with: openssl rand -hex 32)',
+      }),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     installation: z
@@ -145,9 +184,11 @@ export const configSchema = z
     pollers: pollersSchema.prefault({}),
     worker: workerSchema.prefault({}),
     events: eventsSchema.prefault({}),
+    metrics: metricsSchema.prefault({}),
     detectors: detectorOptionsSchema.prefault({}),
     receivers: receiversSchema,
     notifications: notificationsConfigSchema.prefault({}),
+    http: httpSchema.prefault({}),
   })
   .strict();
 
@@ -155,6 +196,7 @@ export type Config = z.output<typeof configSchema>;
 export type UpstreamConfig = Config['upstream'];
 export type HttpLimits = UpstreamConfig['http'];
 export type RedisConfig = Config['redis'];
+export type HttpConfig = Config['http'];
 export type PollersConfig = Config['pollers'];
 export type PollerName = keyof PollersConfig;
 

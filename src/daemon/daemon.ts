@@ -4,12 +4,20 @@ import { formatDuration } from '../config/duration.js';
 import { maskUrlPassword } from '../config/mask.js';
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
+import { HttpServer } from '../http/server.js';
+import {
+  CountingSnapshotStore,
+  createMetrics,
+  type Metrics,
+  withNotificationHooks,
+} from '../metrics/index.js';
 import { type DeliveryServiceOptions, startDelivery } from '../notifiers/delivery/delivery-service.js';
 import {
   createNotificationStep,
   type NotificationStepOptions,
   type NotificationStepTuning,
 } from '../notifiers/dispatch/index.js';
+import { factoryFor } from '../notifiers/registry.js';
 import { createPollWorker, type PollWorker } from '../pollers/poll-worker.js';
 import { PollRunner } from '../pollers/runner.js';
 import { PollScheduler, type ScheduledPoller } from '../pollers/scheduler.js';
@@ -17,10 +25,10 @@ import { combineHooks, POLLER_NAMES, PollCounters, type PollHooks } from '../pol
 import { UpstreamWindows } from '../pollers/upstream-health.js';
 import { closeQuietly, createProducerConnection, createWorkerConnection } from '../queues/connection.js';
 import { createEventsQueue } from '../queues/events-queue.js';
+import { notifyQueueName, QUEUE_NAMES } from '../queues/names.js';
 import { createPollQueue } from '../queues/poll-queue.js';
 import { OutboxRelay } from '../store/outbox-relay.js';
 import { PollLeases } from '../store/poll-lease.js';
-import { SnapshotStore } from '../store/snapshot-store.js';
 import type { RequestObserver } from '../upstream/http.js';
 import { createUpstream } from '../upstream/index.js';
 import { createEventsWorker } from './events-worker.js';
@@ -62,6 +70,8 @@ export interface DaemonOptions {
   relay?: { blockMs?: number; claimIdleMs?: number };
   /** Delivery retry policies, worker timing and the per-attempt hook (tests, metrics). */
   delivery?: Pick<DeliveryServiceOptions, 'retry' | 'tuning' | 'onOutcome'>;
+  /** The Prometheus metrics to feed; by default built from `config.metrics` (see `daemon.metrics`). */
+  metrics?: Metrics;
 }
 
 export interface Daemon {
@@ -72,6 +82,13 @@ export interface Daemon {
   readonly runner: PollRunner;
   readonly scheduler: PollScheduler;
   readonly counters: PollCounters;
+  /** This daemon's Prometheus registry, the names it exports and its hooks: serve `metrics.registry`. */
+  readonly metrics: Metrics;
+  /**
+   * The HTTP server (`/metrics`, `/healthz`, `/readyz`, `/api`, `/admin/queues`) unless
+   * `http.enabled` is false: `http.address` once listening, `await http.listening` to wait for it.
+   */
+  readonly http?: HttpServer;
 }
 
 function combineObservers(observers: ReadonlyArray<RequestObserver | undefined>): RequestObserver {
@@ -100,11 +117,30 @@ function upstreamJobDelay(windowMs: number): number {
   return Math.min(5_000, Math.floor(windowMs / 4));
 }
 
+/** The daemon's metrics as `config.metrics` says, with what poll lag and zeroed series need. */
+function metricsFor(config: Config, options: { now: () => number; logger: Logger }): Metrics {
+  const pollers: Record<string, { intervalMs: number; delayMs: number }> = {};
+  for (const name of POLLER_NAMES) {
+    if (!config.pollers[name].enabled) continue;
+    const intervalMs = config.pollers[name].interval;
+    pollers[name] = { intervalMs, delayMs: name === 'upstream' ? upstreamJobDelay(intervalMs) : 0 };
+  }
+  return createMetrics({
+    perEntity: config.metrics.per_entity,
+    fleetCacheMs: config.metrics.fleet_cache,
+    pollers,
+    receivers: config.receivers.map((receiver) => receiver.name),
+    now: options.now,
+    logger: options.logger,
+  });
+}
+
 export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   const logger = options.logger;
   const now = options.now ?? Date.now;
   const prefix = config.redis.prefix;
   const url = config.redis.url;
+  const metrics = options.metrics ?? metricsFor(config, { now, logger });
 
   const producer = createProducerConnection(url, { name: 'producer', logger });
   const pollConnection = createWorkerConnection(url, { name: 'poll-worker', logger });
@@ -121,16 +157,37 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   const upstream = createUpstream({
     config: config.upstream,
     logger,
-    observer: combineObservers([countWindows ? windows.observer : undefined, options.observer]),
+    observer: combineObservers([
+      countWindows ? windows.observer : undefined,
+      metrics.hooks.upstream,
+      options.observer,
+    ]),
   });
-  const store = new SnapshotStore({
+  // Counts the events of every commit it wins (fleetwatch_events_total).
+  const store = new CountingSnapshotStore({
     redis: producer,
     prefix,
     installation: config.installation,
     eventLogCap: config.events.log_max_length,
+    onCommitted: metrics.hooks.events,
   });
   // One delivery worker per receiver (notifiers/delivery): retries, holds, dead letters.
-  const delivery = startDelivery({ ...options.delivery, config, logger, store });
+  const onOutcome = options.delivery?.onOutcome;
+  const delivery = startDelivery({
+    ...options.delivery,
+    config,
+    logger,
+    store,
+    onOutcome: (report) => {
+      metrics.hooks.delivery(report);
+      onOutcome?.(report);
+    },
+    createNotifier: (receiver, deps) => {
+      const factory = factoryFor(receiver.kind);
+      if (!factory) throw new Error(`receiver ${receiver.name}: no notifier for kind "${receiver.kind}"`);
+      return metrics.instrumentNotifier(factory.create(receiver, deps));
+    },
+  });
   const leases = new PollLeases({ redis: producer, prefix });
   const counters = new PollCounters();
   const abort = new AbortController();
@@ -143,7 +200,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     leases,
     windows,
     logger,
-    hooks: combineHooks([counters, options.hooks], (error) =>
+    hooks: combineHooks([counters, metrics.hooks.poll, options.hooks], (error) =>
       logger.debug({ err: (error as Error).message }, 'poll hook failed'),
     ),
     now,
@@ -173,8 +230,10 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     concurrency: config.worker.concurrency,
     logger,
   });
+  pollWorker.on('failed', (job) => metrics.hooks.poll.jobFailed(job?.data?.poller));
   const notifications = createNotificationStep({
     ...options.notifications,
+    hooks: withNotificationHooks(options.notifications?.hooks, metrics.hooks.notifications),
     config,
     redis: producer,
     prefix,
@@ -195,6 +254,39 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     logger,
     ...(options.relay?.blockMs === undefined ? {} : { blockMs: options.relay.blockMs }),
     ...(options.relay?.claimIdleMs === undefined ? {} : { claimIdleMs: options.relay.claimIdleMs }),
+  });
+
+  metrics.bind({
+    store,
+    queues: [
+      { name: QUEUE_NAMES.poll, queue: pollQueue },
+      { name: QUEUE_NAMES.events, queue: eventsQueue },
+      ...[...notifications.queues].map(([receiver, queue]) => ({
+        name: notifyQueueName(receiver),
+        queue,
+        receiver,
+      })),
+    ],
+  });
+
+  // One port for metrics, probes, the API and the queue UI (src/http). A port that cannot be had
+  // is logged; polling and notifications run on without it.
+  const http =
+    config.http.enabled === false
+      ? undefined
+      : new HttpServer({
+          config,
+          logger,
+          redis: producer,
+          store,
+          upstream,
+          metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() },
+        });
+  http?.start().catch((error: unknown) => {
+    logger.error(
+      { host: config.http.host, port: config.http.port, err: (error as Error).message },
+      'the HTTP server could not listen: /metrics, /healthz, /readyz and the API are unavailable (change http.port, or set http.enabled: false)',
+    );
   });
 
   if (countWindows) windows.start();
@@ -226,6 +318,10 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     const grace = config.worker.shutdown_grace;
     const remaining = () => Math.max(0, grace - (Date.now() - started));
     logger.info({ graceMs: grace }, 'fleetwatch stopping');
+    // First: no more scrapes, probes or API calls against connections about to close.
+    if (http) await settlesWithin(http.close(), 5_000);
+    // Scrapes from here on show the last readings instead of reading through closing connections.
+    metrics.unbind();
     await scheduler.stop();
     const pollClose = await closeWorker(pollWorker, {
       name: 'poll',
@@ -259,5 +355,5 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   if (options.signal?.aborted) void stop();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  return { stop, stopped, runner, scheduler, counters };
+  return { stop, stopped, runner, scheduler, counters, metrics, ...(http ? { http } : {}) };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { consoleNotifierFactory } from './console/index.js';
 import { slackNotifierFactory } from './slack/index.js';
 import type { NotifierFactory } from './types.js';
 import { webhookNotifierFactory } from './webhook/index.js';
@@ -10,6 +11,7 @@ import { webhookNotifierFactory } from './webhook/index.js';
 export const NOTIFIER_FACTORIES: readonly NotifierFactory[] = [
   slackNotifierFactory as unknown as NotifierFactory,
   webhookNotifierFactory as unknown as NotifierFactory,
+  consoleNotifierFactory as unknown as NotifierFactory,
 ];
 
 export type ReceiverConfig = { kind: string; name: string } & Record<string, unknown>;

@@ -2,7 +2,7 @@ import type { Detector, EntityKind, Observation } from '../events/types.js';
 import type { SnapshotRecord, SnapshotRef } from '../store/snapshot-store.js';
 import { mapLimit } from './observe.js';
 import type { PollContext, Poller } from './poller.js';
-import { membershipRef, type PollerName } from './types.js';
+import { membershipRef, type PollerName, targetsOf } from './types.js';
 
 export interface EntityTarget {
   ref: SnapshotRef;
@@ -63,8 +63,9 @@ export function defineEntityPoller<State, Value, Options>(
 /**
  * A 404 from a per-entity read means "no such entity here" as often as anything about the signal:
  * a vehicle that just left the list answers 404 until the next list poll notices. So a 404 only
- * counts once a list observed after an earlier 404 still holds the entity (it is polled only while
- * listed); until then it is recorded as the entity's last error and nothing is concluded.
+ * counts once a list observed after an earlier 404 still holds the entity; until then it is
+ * recorded as the entity's last error and nothing is concluded. `listedAt` is NaN when the latest
+ * list no longer holds the entity (a job planned earlier can still reach it).
  */
 export function unconfirmedNotFound(
   observation: Observation<unknown>,

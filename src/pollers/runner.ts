@@ -17,6 +17,7 @@ import {
   type PollJobData,
   type PollOutcome,
   pollJobId,
+  targetsOf,
 } from './types.js';
 import type { UpstreamWindows } from './upstream-health.js';
 
@@ -65,23 +66,7 @@ export interface RunJobOptions {
   jobId?: string;
 }
 
-const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Targets of per-entity pollers: ids known to the membership state and not currently missing. */
-export function targetsOf(state: unknown): string[] {
-  if (state === null || typeof state !== 'object') return [];
-  const { known, missing } = state as { known?: unknown; missing?: unknown };
-  if (!Array.isArray(known)) return [];
-  const gone = new Set(
-    Array.isArray(missing)
-      ? missing.map((entry) => (entry as { id?: unknown } | null)?.id).filter((id) => typeof id === 'string')
-      : [],
-  );
-  const ids = new Set(
-    known.filter((id): id is string => typeof id === 'string' && id !== '' && !gone.has(id)),
-  );
-  return [...ids].sort(byCodeUnit);
-}
+export { targetsOf };
 
 /** Splits sorted ids into shards of at most `batchSize`. */
 export function shard(ids: readonly string[], batchSize: number): string[][] {

@@ -167,3 +167,21 @@ export function combineHooks(
 export function membershipRef(kind: EntityKind): SnapshotRef {
   return { kind: 'fleet', id: kind, signal: 'membership' };
 }
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Targets of per-entity pollers: ids known to the membership state and not currently missing. */
+export function targetsOf(state: unknown): string[] {
+  if (state === null || typeof state !== 'object') return [];
+  const { known, missing } = state as { known?: unknown; missing?: unknown };
+  if (!Array.isArray(known)) return [];
+  const gone = new Set(
+    Array.isArray(missing)
+      ? missing.map((entry) => (entry as { id?: unknown } | null)?.id).filter((id) => typeof id === 'string')
+      : [],
+  );
+  const ids = new Set(
+    known.filter((id): id is string => typeof id === 'string' && id !== '' && !gone.has(id)),
+  );
+  return [...ids].sort(byCodeUnit);
+}

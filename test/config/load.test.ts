@@ -163,7 +163,7 @@ describe('receivers', () => {
         env,
       ),
     ).toEqual([
-      'receivers[0].kind: must be one of "slack", "webhook"',
+      'receivers[0].kind: must be one of "slack", "webhook", "console"',
       'receivers[1].url: must be an http(s) URL',
       'receivers[1].secrets[0]: must be a whsec_ secret with 24 to 64 bytes of base64',
     ]);

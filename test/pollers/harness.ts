@@ -93,6 +93,8 @@ export function testConfig(url: string, prefix: string, over: Record<string, unk
       upstream: { interval: '1m' },
     },
     worker: { concurrency: 4, shutdown_grace: '3s' },
+    // A free port each: daemons of parallel tests never compete for 9464.
+    http: { port: 0 },
     detectors: {
       membership: { remove_after: 2 },
       vpn: { failure_threshold: 1, success_threshold: 1 },

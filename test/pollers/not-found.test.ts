@@ -34,6 +34,16 @@ describe('unconfirmedNotFound', () => {
     expect(unconfirmedNotFound(notFound, record, listedAt)).toBe(true);
   });
 
+  it('holds back when the latest list no longer holds the entity', () => {
+    const record = {
+      version: 3,
+      state: {},
+      lastError: { code: 'not_found', status: 404, message: '' },
+      lastPolledAt: '2026-11-21T09:00:00.000Z',
+    };
+    expect(unconfirmedNotFound(notFound, record, Number.NaN)).toBe(true);
+  });
+
   it('never holds back other readings', () => {
     const timeout: Observation<unknown> = {
       ok: false,

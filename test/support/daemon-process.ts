@@ -84,6 +84,8 @@ export function daemonConfig(options: DaemonConfigOptions): Record<string, unkno
       health: { failure_threshold: 1, success_threshold: 1 },
     },
     log: { level: options.logLevel ?? 'warn', format: 'json' },
+    // A free port each: replicas on one host never compete for 9464.
+    http: { port: 0 },
   };
   for (const [section, values] of Object.entries(options.extra ?? {})) {
     const current = document[section];

@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { DemoRedisError, runDemo } from '../../demo/index.js';
+import { createLogger } from '../../log/logger.js';
+import { portArgument, positiveIntegerArgument } from '../arguments.js';
+import type { CliContext } from '../context.js';
+import { CommandError } from '../errors.js';
+import { ExitCode } from '../exit-codes.js';
+
+interface DemoCommandOptions {
+  port: number;
+  vehicles: number;
+  robots: number;
+  seed: number;
+  script: boolean;
+}
+
+/**
+ * `fleetwatch demo`: a simulated fleet and the monitor in one process, notifications printed as
+ * they are delivered. Needs no config file; needs a Redis (REDIS_URL, 127.0.0.1:6379, or a
+ * `redis-server` it can start), else says how to get one and exits 2.
+ */
+export function registerDemoCommand(
+  program: Command,
+  context: CliContext,
+  globals: () => { logLevel?: string },
+): void {
+  program
+    .command('demo')
+    .description('watch a simulated fleet: simulator, monitor and a console receiver in one process')
+    .option('--port <port>', 'simulator port (a free one when it is taken; 0 picks one)', portArgument, 8080)
+    .option('--vehicles <n>', 'number of simulated vehicles (at least 2)', positiveIntegerArgument, 12)
+    .option('--robots <n>', 'number of simulated robots', positiveIntegerArgument, 4)
+    .option('--seed <n>', 'seed of the simulated fleet', positiveIntegerArgument, 7)
+    .option('--no-script', 'skip the scripted power-on, robot outage and VPN flap at the start')
+    .addHelpText(
+      'after',
+      '\nRedis: $REDIS_URL, else 127.0.0.1:6379, else a private redis-server on a free port (stopped on exit).\n' +
+        'Keys live under a prefix of their own, {demo-<random>}, and are deleted on exit. Ctrl-C stops it.\n' +
+        "fleetwatch's own log lines go to stderr, errors only unless --log-level says otherwise (e.g. --log-level warn).",
+    )
+    .action(async (options: DemoCommandOptions) => {
+      if (options.vehicles < 2) throw new CommandError('--vehicles must be at least 2', ExitCode.usage);
+      const { io } = context;
+      const logLevel = globals().logLevel ?? 'error';
+      try {
+        await runDemo({
+          ...options,
+          logLevel,
+          env: io.env,
+          stdout: io.stdout,
+          logger: createLogger({ level: logLevel, format: 'auto' }),
+          signal: io.signal,
+        });
+      } catch (error) {
+        if (error instanceof DemoRedisError) throw new CommandError(error.message, ExitCode.usage);
+        throw error;
+      }
+    });
+}

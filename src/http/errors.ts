@@ -1,0 +1,152 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { secrets } from '../log/secrets.js';
+import { DeadLetterError } from '../notifiers/delivery/dead-letters.js';
+import { UpstreamError } from '../upstream/errors.js';
+
+/**
+ * Every error the API answers is `{ "error": { "code", "message" } }` (sometimes with `details`),
+ * with a status that says whose problem it is: 400 (the request; the message names the field), 401
+ * / 403 (auth), 404, 409 (the state does not allow it), 502 / 504 (the upstream fleet service), 503
+ * (fleetwatch cannot do it right now), 500 (a bug: a generic message, the details only in the log).
+ * Messages pass through the secret registry, so a secret that slipped into one is masked.
+ */
+
+export interface ErrorBody {
+  error: { code: string; message: string; details?: unknown };
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export function badRequest(message: string, details?: unknown): ApiError {
+  return new ApiError(400, 'bad_request', message, details);
+}
+
+export function notFound(message: string): ApiError {
+  return new ApiError(404, 'not_found', message);
+}
+
+export function conflict(code: string, message: string, details?: unknown): ApiError {
+  return new ApiError(409, code, message, details);
+}
+
+export function unavailable(message: string): ApiError {
+  return new ApiError(503, 'unavailable', message);
+}
+
+/**
+ * An upstream failure as this API's answer. The caller's request was fine; fleetwatch's call to the
+ * fleet service was not, so credentials the upstream refused are a 502 (never a 401/403, which would
+ * read as "your token for this API is wrong"). 404 stays a 404 (no such vehicle, or one without power
+ * control); time-outs are 504; everything else 502. A `Retry-After` the upstream sent is passed on.
+ */
+export function fromUpstream(error: UpstreamError): ApiError {
+  const status =
+    error.code === 'not_found'
+      ? 404
+      : error.code === 'timeout' || error.code === 'gateway_timeout'
+        ? 504
+        : 502;
+  const headers: Record<string, string> = {};
+  if (error.retryAfterMs !== undefined && status !== 404) {
+    headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfterMs / 1000)));
+  }
+  return new ApiError(
+    status,
+    status === 404 ? 'not_found' : `upstream_${error.code}`,
+    error.message,
+    error.status === undefined ? undefined : { upstreamStatus: error.status },
+    headers,
+  );
+}
+
+/** Dead-letter problems: unknown id or receiver → 404; no longer dead, ambiguous, disabled → 409. */
+export function fromDeadLetter(error: DeadLetterError): ApiError {
+  // The store's hints name CLI flags; say the same in this API's terms.
+  const message = error.message
+    .replace('name one with --receiver', 'name one with ?receiver=<name>')
+    .replace(/`fleetwatch receiver enable ([^`]+)` first/, 'enable it first (fleetwatch receiver enable $1)');
+  if (error.problem === 'not_found') return new ApiError(404, 'not_found', message);
+  return new ApiError(409, error.problem, message);
+}
+
+/** Fastify's own client errors (body parsing, media type, size) keep their status. */
+function fromFastify(error: FastifyError): ApiError | undefined {
+  const status = error.statusCode;
+  if (status === undefined || status < 400 || status >= 500) return undefined;
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
+    return badRequest(`body: is not valid JSON (${error.message})`);
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new ApiError(413, 'payload_too_large', 'body: is larger than this API accepts');
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new ApiError(415, 'unsupported_media_type', 'body: send it as application/json');
+  }
+  return new ApiError(status, status === 400 ? 'bad_request' : `http_${status}`, error.message);
+}
+
+/** Maps anything thrown by a handler to the answer; undefined for an unexpected error (a 500). */
+export function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (error instanceof UpstreamError) return fromUpstream(error);
+  if (error instanceof DeadLetterError) return fromDeadLetter(error);
+  if (error !== null && typeof error === 'object' && 'statusCode' in error) {
+    return fromFastify(error as FastifyError);
+  }
+  return undefined;
+}
+
+export function errorBody(code: string, message: string, details?: unknown): ErrorBody {
+  return {
+    error: { code, message: secrets.scrub(message), ...(details === undefined ? {} : { details }) },
+  };
+}
+
+export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
+  for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+  return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.details));
+}
+
+/** The server's error handler: known errors as their answer, the rest as a 500 without the stack. */
+export function errorHandler(logger: Logger) {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const known = toApiError(error);
+    if (known) {
+      if (known.statusCode >= 500) {
+        logger.warn(
+          {
+            method: request.method,
+            route: request.routeOptions.url,
+            status: known.statusCode,
+            err: known.message,
+          },
+          'API request failed',
+        );
+      }
+      return sendApiError(reply, known);
+    }
+    logger.error(
+      {
+        method: request.method,
+        route: request.routeOptions.url,
+        err: error instanceof Error ? { message: error.message, stack: error.stack } : String(error),
+      },
+      'API request failed unexpectedly',
+    );
+    return reply
+      .code(500)
+      .send(errorBody('internal', 'fleetwatch could not answer this request; the error is in its log'));
+  };
+}

@@ -1,0 +1,102 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { DeadLetters, receiversWithDeadLetters } from '../../notifiers/delivery/dead-letters.js';
+import { ReceiverSwitch } from '../../notifiers/delivery/receiver-switch.js';
+import type { RouteContext } from '../context.js';
+import { parse, pathId } from '../validate.js';
+
+/**
+ * Dead letters, the same ones `fleetwatch dlq` manages (failed jobs of the `notify-<receiver>`
+ * queues, of configured receivers and of removed ones that left letters behind):
+ * - `GET /api/dead-letters?receiver=`: oldest failure first.
+ * - `POST /api/dead-letters/{id}/replay?receiver=` (token): back to the end of its receiver's
+ *   queue, attempts reset; exactly once — a second replay answers 409 (`not_dead`). 409 also when
+ *   the id is dead in several receivers (`ambiguous`: add `?receiver=`) or the receiver is disabled.
+ * - `DELETE /api/dead-letters/{id}?receiver=` (token): deleted for good.
+ * Unknown id or receiver: 404.
+ */
+
+const receiverQuery = z.strictObject({
+  receiver: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/, { error: 'must be a receiver name (letters, digits, _ or -)' })
+    .optional(),
+});
+const idParams = z.object({ id: pathId });
+
+/** Receivers looked at: the configured ones plus those with letters left in Redis (rescanned every 30 s). */
+class DeadLetterDirectory {
+  readonly #context: RouteContext;
+  readonly #configured: string[];
+  readonly #switches: ReceiverSwitch;
+  #current: { letters: DeadLetters; receivers: string; at: number } | undefined;
+  readonly #retired: DeadLetters[] = [];
+
+  constructor(context: RouteContext) {
+    this.#context = context;
+    this.#configured = context.options.config.receivers.map((receiver) => receiver.name);
+    this.#switches = new ReceiverSwitch({
+      redis: context.options.redis,
+      prefix: context.options.config.redis.prefix,
+    });
+  }
+
+  async get(): Promise<DeadLetters> {
+    const current = this.#current;
+    if (current && Date.now() - current.at < 30_000) return current.letters;
+    const { redis, config } = this.#context.options;
+    const leftOver = await receiversWithDeadLetters(redis, config.redis.prefix);
+    const receivers = [...new Set([...this.#configured, ...leftOver])].sort();
+    const key = receivers.join(',');
+    if (current && current.receivers === key) {
+      current.at = Date.now();
+      return current.letters;
+    }
+    if (current) this.#retired.push(current.letters);
+    const letters = new DeadLetters({
+      connection: redis,
+      prefix: config.redis.prefix,
+      receivers,
+      switches: this.#switches,
+      logger: this.#context.logger,
+    });
+    this.#current = { letters, receivers: key, at: Date.now() };
+    return letters;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#retired.splice(0), ...(this.#current ? [this.#current.letters] : [])];
+    this.#current = undefined;
+    await Promise.all(all.map((letters) => letters.close()));
+  }
+}
+
+export function registerDeadLetterRoutes(app: FastifyInstance, context: RouteContext): void {
+  const directory = new DeadLetterDirectory(context);
+  app.addHook('onClose', async () => {
+    await directory.close();
+  });
+
+  app.get('/api/dead-letters', { config: { access: 'read' } }, async (request) => {
+    const { receiver } = parse(receiverQuery, request.query, 'query');
+    const letters = await directory.get();
+    return { items: await letters.list({ receiver }) };
+  });
+
+  app.post('/api/dead-letters/:id/replay', { config: { access: 'write' } }, async (request) => {
+    const { id } = parse(idParams, request.params, 'params');
+    const { receiver } = parse(receiverQuery, request.query, 'query');
+    const letters = await directory.get();
+    // DeadLetters logs the replay itself.
+    return { replayed: await letters.replay(id, { receiver }) };
+  });
+
+  app.delete('/api/dead-letters/:id', { config: { access: 'write' } }, async (request) => {
+    const { id } = parse(idParams, request.params, 'params');
+    const { receiver } = parse(receiverQuery, request.query, 'query');
+    const letters = await directory.get();
+    const purged = await letters.purge(id, { receiver });
+    context.logger.info({ id: purged.id, receiver: purged.receiver }, 'dead letter purged through the API');
+    return { purged };
+  });
+}

@@ -1,0 +1,180 @@
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { EventLogEntry, EventTail } from '../../store/event-log.js';
+import type { RouteContext } from '../context.js';
+import { unavailable } from '../errors.js';
+import { parse, rejectRequest, streamId } from '../validate.js';
+import { eventFilterFields } from './events.js';
+
+/**
+ * `GET /api/events/stream`: server-sent events, live from the event log.
+ *
+ * - Each event is `id: <stream id>` + `data: <CloudEvent JSON>` (default `message` type; the
+ *   CloudEvent's own `type` is in the data). Filters: `?type=` (glob) and `?subject=` (exact).
+ * - Resumable: a reconnecting EventSource sends `Last-Event-ID` (or pass `?lastEventId=`); the
+ *   stream first replays every matching event logged after that id, then goes live, with nothing
+ *   missed or doubled in between (one XREAD cursor from that id on). When the log may have been
+ *   trimmed past that id (it is capped at `events.log_max_length`), an `event: gap` says so first.
+ * - Without an id it starts with the next event logged. A `: heartbeat` comment every ~15 s keeps
+ *   proxies from closing an idle stream; `retry: 3000` tells EventSource how soon to reconnect.
+ * - Each stream has its own Redis connection (a blocking XREAD), closed when the client goes or
+ *   the server closes. A slow client is not buffered without bound: the stream waits for the
+ *   socket to drain before reading on.
+ */
+
+const streamQuery = z.object({
+  ...eventFilterFields,
+  lastEventId: streamId.optional(),
+});
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** SSE streams currently open (their Redis connections are open too). */
+    readonly eventStreams: { open: number };
+  }
+}
+
+function compareStreamIds(a: string, b: string): number {
+  const [aMs = '0', aSeq = '0'] = a.split('-');
+  const [bMs = '0', bSeq = '0'] = b.split('-');
+  const ms = BigInt(aMs) - BigInt(bMs);
+  if (ms !== 0n) return ms < 0n ? -1 : 1;
+  const seq = BigInt(aSeq) - BigInt(bSeq);
+  return seq === 0n ? 0 : seq < 0n ? -1 : 1;
+}
+
+/**
+ * When the capped log has dropped entries and `fromId` is older than its first entry, events after
+ * `fromId` may be gone. Best effort (Redis ≥ 7 reports `entries-added`); undefined when in doubt.
+ */
+async function possibleGap(
+  redis: Redis,
+  key: string,
+  fromId: string,
+): Promise<{ lastEventId: string; firstAvailable: string } | undefined> {
+  try {
+    const reply = (await redis.xinfo('STREAM', key)) as unknown[];
+    const info = new Map<string, unknown>();
+    for (let i = 0; i + 1 < reply.length; i += 2) info.set(String(reply[i]), reply[i + 1]);
+    const added = Number(info.get('entries-added'));
+    const length = Number(info.get('length'));
+    const first = (info.get('first-entry') as [string, unknown] | null | undefined)?.[0];
+    if (!Number.isFinite(added) || !(added > length) || typeof first !== 'string') return undefined;
+    return compareStreamIds(fromId, first) < 0 ? { lastEventId: fromId, firstAvailable: first } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function frame(entry: EventLogEntry): string {
+  return `id: ${entry.streamId}\ndata: ${JSON.stringify(entry.event)}\n\n`;
+}
+
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`not ready within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Writes, and waits for the socket to drain when its buffer is full; false when the client is gone. */
+async function send(res: ServerResponse, text: string, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted || res.destroyed) return false;
+  if (res.write(text)) return true;
+  try {
+    await once(res, 'drain', { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function registerEventStreamRoute(app: FastifyInstance, context: RouteContext): void {
+  const streams = { open: 0 };
+  app.decorate('eventStreams', { getter: () => streams });
+
+  app.get('/api/events/stream', { config: { access: 'read' } }, async (request, reply) => {
+    const query = parse(streamQuery, request.query, 'query');
+    // HEAD (fastify adds it to every GET route): the headers, without following the log.
+    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
+    let fromId = query.lastEventId;
+    const header = request.headers['last-event-id'];
+    if (typeof header === 'string' && header.trim() !== '') {
+      const checked = streamId.safeParse(header.trim());
+      if (!checked.success) {
+        rejectRequest([`headers.last-event-id: ${checked.error.issues[0]?.message ?? 'is not a stream id'}`]);
+      }
+      fromId = header.trim();
+    }
+
+    const stop = new AbortController();
+    const signal = AbortSignal.any([stop.signal, context.closing]);
+    const tail: EventTail = context.eventLog.tail({
+      fromId: fromId ?? '$',
+      ...(query.type === undefined ? {} : { type: query.type }),
+      ...(query.subject === undefined ? {} : { subject: query.subject }),
+      signal,
+    });
+    let after: string;
+    try {
+      after = await within(tail.ready, context.tuning.streamConnectTimeoutMs);
+    } catch {
+      await tail.close();
+      throw unavailable('cannot follow the event log right now: Redis does not answer');
+    }
+    const gap =
+      fromId === undefined
+        ? undefined
+        : await possibleGap(context.options.redis, context.eventLog.keys.events, fromId);
+
+    reply.hijack();
+    const res = reply.raw;
+    streams.open += 1;
+    const onClose = () => stop.abort();
+    res.on('close', onClose);
+    const heartbeat = setInterval(() => {
+      if (!res.destroyed && res.writableLength === 0)
+        res.write(`: heartbeat ${new Date().toISOString()}\n\n`);
+    }, context.tuning.heartbeatMs);
+    heartbeat.unref();
+    try {
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        // The connection is the stream's alone: closed with it, so a server that is stopping does
+        // not wait for the client's keep-alive time-out.
+        connection: 'close',
+        'x-accel-buffering': 'no',
+        'x-content-type-options': 'nosniff',
+      });
+      let opening = `retry: 3000\n: fleetwatch event log, events after ${after}\n\n`;
+      if (gap) opening += `event: gap\ndata: ${JSON.stringify(gap)}\n\n`;
+      if (await send(res, opening, signal)) {
+        for await (const entry of tail) {
+          if (!(await send(res, frame(entry), signal))) break;
+        }
+      }
+    } catch (error) {
+      if (!signal.aborted) {
+        context.logger.warn({ err: (error as Error).message }, 'event stream ended with an error');
+      }
+    } finally {
+      clearInterval(heartbeat);
+      res.off('close', onClose);
+      stop.abort();
+      await tail.close();
+      streams.open -= 1;
+      if (!res.destroyed) res.end();
+    }
+  });
+}

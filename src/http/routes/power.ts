@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { type PowerWaitOutcome, waitForPowerState } from '../../operations/power-command.js';
+import type { PowerTarget } from '../../upstream/schemas/v1.js';
+import type { RouteContext } from '../context.js';
+import { ApiError, conflict, fromUpstream, unavailable } from '../errors.js';
+import { parse, pathId, queryDuration, queryFlag } from '../validate.js';
+
+/**
+ * `POST /api/vehicles/{id}/power/{on|off}` (token required): asks the fleet service to switch a
+ * vehicle's power, as `fleetwatch power on|off` does.
+ *
+ * - Without `?wait`: 202 `{ vehicleId, requested, outcome: "accepted" }` once the upstream accepted
+ *   the command (the vehicle has not necessarily acted yet).
+ * - With `?wait=true` (`&timeout=60s`, at most 10 min; `&interval=2s`): polls the power status
+ *   until the vehicle reports the state with nothing pending. 200 `outcome: "completed"` with the
+ *   status; 202 `outcome: "timed_out"` when it is still pending at the deadline (the command stands);
+ *   409 `power_command_failed` when another command replaced it or it cleared without the state.
+ * - Upstream failures map as in errors.ts: 404 (unknown vehicle or no power control), 502, 504.
+ *
+ * Every accepted request is logged (vehicle, target, caller address) as an audit trail.
+ */
+
+const params = z.object({
+  id: pathId,
+  target: z.enum(['on', 'off'], { error: 'must be on or off' }),
+});
+
+const query = z.strictObject({
+  wait: queryFlag.optional(),
+  timeout: queryDuration(1_000, 600_000).optional(),
+  interval: queryDuration(250, 60_000).optional(),
+});
+
+function outcomeBody(vehicleId: string, requested: PowerTarget, outcome: PowerWaitOutcome) {
+  return {
+    vehicleId,
+    requested,
+    outcome: outcome.kind,
+    elapsedMs: outcome.elapsedMs,
+    ...('status' in outcome && outcome.status ? { status: outcome.status } : {}),
+    ...(outcome.kind === 'timed_out' && outcome.lastError ? { lastError: outcome.lastError.message } : {}),
+  };
+}
+
+export function registerPowerRoutes(app: FastifyInstance, context: RouteContext): void {
+  const fleet = context.options.upstream.fleet;
+
+  app.post('/api/vehicles/:id/power/:target', { config: { access: 'write' } }, async (request, reply) => {
+    const { id, target } = parse(params, request.params, 'params');
+    const options = parse(query, request.query, 'query');
+    // A client that goes away, or the server closing, ends the request's upstream calls.
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!reply.sent) gone.abort();
+    };
+    reply.raw.once('close', onClose);
+    const signal = AbortSignal.any([gone.signal, context.closing]);
+    try {
+      await fleet.requestPower(id, target, { signal });
+      context.logger.info(
+        { vehicleId: id, target, wait: options.wait === true, remote: request.ip },
+        'power command requested through the API',
+      );
+      if (!options.wait)
+        return reply.code(202).send({ vehicleId: id, requested: target, outcome: 'accepted' });
+
+      const outcome = await waitForPowerState(fleet, id, target, {
+        timeoutMs: options.timeout ?? 60_000,
+        intervalMs: options.interval ?? context.tuning.powerPollMs,
+        signal,
+      });
+      const body = outcomeBody(id, target, outcome);
+      switch (outcome.kind) {
+        case 'completed':
+          return reply.code(200).send(body);
+        case 'timed_out':
+          return reply.code(202).send(body);
+        case 'failed':
+          if (outcome.error) throw fromUpstream(outcome.error);
+          throw conflict('power_command_failed', `${id}: ${outcome.reason}`, body);
+        case 'aborted':
+          reply.header('connection', 'close');
+          throw unavailable(`stopped waiting for ${id}: fleetwatch is shutting down or the client left`);
+      }
+    } catch (error) {
+      if (context.closing.aborted) reply.header('connection', 'close');
+      if (signal.aborted && !(error instanceof ApiError)) {
+        throw unavailable(
+          `the power ${target} request for ${id} was interrupted: fleetwatch is shutting down`,
+        );
+      }
+      throw error;
+    } finally {
+      reply.raw.off('close', onClose);
+    }
+  });
+}

@@ -1,0 +1,68 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import { Queue } from 'bullmq';
+import type { FastifyInstance } from 'fastify';
+import { throttledWarn } from '../../queues/connection.js';
+import { notifyQueueName, QUEUE_NAMES } from '../../queues/names.js';
+import { bullPrefix } from '../../store/keys.js';
+import type { RouteContext } from '../context.js';
+
+/**
+ * Bull Board at `/admin/queues` (token: `Authorization: Bearer <token>`, or in a browser HTTP Basic
+ * with any user name and the token as the password): every fleetwatch queue — `poll`, `events` and
+ * one `notify-<receiver>` per configured receiver.
+ *
+ * Read-only on purpose: the events queue's finished jobs are the relay's dedup record (cleaning
+ * them could let an event be delivered twice), and a notification retried from the board would
+ * skip the attempt reset a dead-letter replay does. Replay and purge go through
+ * `/api/dead-letters` or `fleetwatch dlq`.
+ */
+
+type BoardOptions = Parameters<typeof createBullBoard>[0];
+
+export const QUEUE_UI_PATH = '/admin/queues';
+
+const DESCRIPTIONS: Record<string, string> = {
+  [QUEUE_NAMES.poll]: 'poll shards: one job per poller, tick and shard',
+  [QUEUE_NAMES.events]: 'CloudEvents relayed from the outbox, on their way to routing',
+};
+
+export async function registerQueueBoard(app: FastifyInstance, context: RouteContext): Promise<void> {
+  const { redis, config } = context.options;
+  const names = [
+    QUEUE_NAMES.poll,
+    QUEUE_NAMES.events,
+    ...config.receivers.map((receiver) => notifyQueueName(receiver.name)),
+  ];
+  const warn = throttledWarn(context.logger);
+  const queues = names.map((name) => {
+    const queue = new Queue(name, { connection: redis, prefix: bullPrefix(config.redis.prefix) });
+    queue.on('error', (error: Error) => warn({ err: error.message, queue: name }, 'queue UI: queue error'));
+    return queue;
+  });
+
+  const serverAdapter = new FastifyAdapter();
+  serverAdapter.setBasePath(QUEUE_UI_PATH);
+  // @bull-board/fastify carries its own copy of @bull-board/api's types (a patch version apart);
+  // the adapter only stores what createBullBoard hands it.
+  const boardAdapter = serverAdapter as unknown as BoardOptions['serverAdapter'];
+  createBullBoard({
+    queues: queues.map(
+      (queue) =>
+        new BullMQAdapter(queue, {
+          readOnlyMode: true,
+          description:
+            DESCRIPTIONS[queue.name] ?? `notifications for receiver ${queue.name.slice('notify-'.length)}`,
+        }),
+    ),
+    serverAdapter: boardAdapter,
+    options: { uiConfig: { boardTitle: `fleetwatch ${config.installation}` } },
+  });
+
+  app.addHook('onClose', async () => {
+    await Promise.all(queues.map((queue) => queue.close().catch(() => {})));
+  });
+  // Its routes declare no access, so the guard treats them as `admin`.
+  await app.register(serverAdapter.registerPlugin(), { prefix: QUEUE_UI_PATH });
+}

@@ -1,0 +1,178 @@
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { EventLog } from '../store/event-log.js';
+import { createGuard } from './auth.js';
+import type { HttpServerOptions, HttpTuning, RouteContext } from './context.js';
+import { errorBody, errorHandler } from './errors.js';
+import { registerDeadLetterRoutes } from './routes/dead-letters.js';
+import { registerEventStreamRoute } from './routes/event-stream.js';
+import { registerEventRoutes } from './routes/events.js';
+import { registerFleetRoutes } from './routes/fleet.js';
+import { registerPowerRoutes } from './routes/power.js';
+import { registerProbeRoutes } from './routes/probes.js';
+import { registerQueueBoard } from './routes/queues.js';
+import { registerSilenceRoutes } from './routes/silences.js';
+
+export type { HttpServerOptions, HttpTuning, MetricsSource } from './context.js';
+
+/**
+ * fleetwatch's one HTTP server (fastify), on `http.host:http.port`: Prometheus `/metrics`, the
+ * `/healthz` and `/readyz` probes, the JSON API under `/api` and the Bull Board queue UI under
+ * `/admin/queues`. Auth is in auth.ts, errors in errors.ts, each area's routes in routes/.
+ *
+ * Closing: long-lived requests (SSE streams, `?wait=true` power requests) are ended first (the
+ * `closing` signal), then fastify stops accepting and waits for the rest.
+ */
+
+const DEFAULT_TUNING: Required<HttpTuning> = {
+  heartbeatMs: 15_000,
+  readyCacheMs: 5_000,
+  readyTimeoutMs: 5_000,
+  powerPollMs: 2_000,
+  streamConnectTimeoutMs: 5_000,
+};
+
+/** Builds the app with every route (not listening: `inject` works on it). */
+export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyInstance> {
+  const logger = options.logger.child({ component: 'http' });
+  const closing = new AbortController();
+  const app: FastifyInstance = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Requests are logged at debug by the onResponse hook below (probes and scrapes are frequent).
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 64 * 1024,
+    // `/api/vehicles/` answers like `/api/vehicles`.
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+
+  const context: RouteContext = {
+    options,
+    logger,
+    guard: createGuard(options.config.http.api_token),
+    eventLog: new EventLog({ redis: options.redis, prefix: options.config.redis.prefix, logger }),
+    closing: closing.signal,
+    tuning: { ...DEFAULT_TUNING, ...options.tuning },
+  };
+
+  // An empty body with a JSON content type (`curl -X POST -H 'content-type: application/json'`) is no body.
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    return json(request, text, done);
+  });
+
+  app.setErrorHandler(errorHandler(logger));
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)),
+  );
+  app.addHook('onRequest', context.guard.hook);
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('cache-control', 'no-store');
+    reply.header('x-content-type-options', 'nosniff');
+    return payload;
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    logger.debug(
+      {
+        method: request.method,
+        route: request.routeOptions.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+      },
+      'http request',
+    );
+  });
+  app.addHook('preClose', async () => {
+    closing.abort(new Error('fleetwatch is shutting down'));
+  });
+
+  registerProbeRoutes(app, context);
+  registerFleetRoutes(app, context);
+  registerPowerRoutes(app, context);
+  registerEventRoutes(app, context);
+  registerEventStreamRoute(app, context);
+  registerSilenceRoutes(app, context);
+  registerDeadLetterRoutes(app, context);
+  await registerQueueBoard(app, context);
+  await app.ready();
+  return app;
+}
+
+function isLoopback(address: string): boolean {
+  return address === '::1' || address.startsWith('127.') || address === '::ffff:127.0.0.1';
+}
+
+/** The server as the daemon runs it: `start()` listens, `close()` ends everything. */
+export class HttpServer {
+  readonly #options: HttpServerOptions;
+  #app: FastifyInstance | undefined;
+  #address: string | undefined;
+  #starting: Promise<string> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: HttpServerOptions) {
+    this.#options = options;
+  }
+
+  /** `http://<host>:<port>` once listening; undefined before (or when listening failed). */
+  get address(): string | undefined {
+    return this.#address;
+  }
+
+  /** Resolves with the address once listening, or with undefined when listening failed. */
+  get listening(): Promise<string | undefined> {
+    return this.start().catch(() => undefined);
+  }
+
+  /** The fastify app once started (tests). */
+  get app(): FastifyInstance | undefined {
+    return this.#app;
+  }
+
+  /** Listens on `http.host:http.port`; resolves with the address. Rejects when it cannot listen. */
+  start(): Promise<string> {
+    this.#starting ??= this.#start();
+    return this.#starting;
+  }
+
+  async #start(): Promise<string> {
+    const { host, port, api_token: token } = this.#options.config.http;
+    const app = await buildHttpApp(this.#options);
+    this.#app = app;
+    if (this.#closing) throw new Error('the HTTP server was closed before it started');
+    try {
+      await app.listen({
+        host,
+        port,
+        listenTextResolver: (address) =>
+          `HTTP server listening on ${address} (/metrics, /healthz, /readyz, /api, /admin/queues)`,
+      });
+    } catch (error) {
+      await app.close().catch(() => {});
+      throw error;
+    }
+    const bound = app.server.address() as AddressInfo;
+    const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+    this.#address = `http://${shownHost}:${bound.port}`;
+    if (token === undefined && !isLoopback(bound.address)) {
+      this.#options.logger.warn(
+        { address: this.#address },
+        'http.api_token is not set: /api reads are open to anyone who can reach this address (changes stay refused)',
+      );
+    }
+    return this.#address;
+  }
+
+  /** Ends SSE streams and power waits, stops listening, closes the queue UI's queues. Safe to call twice. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      await this.#starting?.catch(() => {});
+      await this.#app?.close();
+      this.#address = undefined;
+    })();
+    return this.#closing;
+  }
+}

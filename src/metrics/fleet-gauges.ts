@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import type { Counter, Gauge } from 'prom-client';
+import { throttledWarn } from '../queues/connection.js';
+import { CachedLoader } from './cache.js';
+import { type FleetReading, type FleetStore, readFleet } from './fleet-reader.js';
+import { COMMAND_STATUSES, HEALTH_STATUSES, POWER_LABELS, VPN_STATUSES } from './fleet-state.js';
+
+/**
+ * The fleet gauges, filled at scrape time (each gauge's `collect`) from one cached `FleetReading`
+ * (`readFleet`): a scrape reads the fleet at most once per `cacheMs`, however many gauges and
+ * however many scrapers. A reading is applied to all gauges once; the per-entity gauges are reset
+ * first, so a vehicle or robot that left the fleet leaves the exposition. When the store cannot be
+ * read, the gauges keep the last reading (`fleetwatch_fleet_read_timestamp_seconds` shows its
+ * age) and `fleetwatch_metrics_collect_errors_total{source="fleet"}` counts the failure; before
+ * the first good reading they show nothing.
+ */
+
+export interface FleetGaugeSet {
+  vehicles: Gauge<'vpn'>;
+  vehiclesByPower: Gauge<'state'>;
+  powerCommands: Gauge<'status'>;
+  robots: Gauge<'health'>;
+  readDuration: Gauge;
+  readTimestamp: Gauge;
+  /** Absent when per-entity series are off. */
+  perEntity?: {
+    vpnConnected: Gauge<'vehicle'>;
+    powerOn: Gauge<'vehicle'>;
+    powerState: Gauge<'vehicle' | 'state'>;
+    robotUp: Gauge<'robot'>;
+    autonomy: Gauge<'robot'>;
+  };
+}
+
+export interface FleetGaugesOptions {
+  gauges: FleetGaugeSet;
+  errors: Counter<'source'>;
+  cacheMs: number;
+  now?: () => number;
+  logger?: Logger;
+}
+
+export class FleetGauges {
+  readonly #options: FleetGaugesOptions;
+  readonly #warn: ReturnType<typeof throttledWarn>;
+  #loader: CachedLoader<FleetReading> | undefined;
+  #last: FleetReading | undefined;
+  #applied: FleetReading | undefined;
+
+  constructor(options: FleetGaugesOptions) {
+    this.#options = options;
+    this.#warn = throttledWarn(options.logger);
+  }
+
+  /** Where readings come from; `undefined` detaches (the gauges keep what they show). */
+  bind(store: FleetStore | undefined): void {
+    const now = this.#options.now;
+    this.#loader = store
+      ? new CachedLoader(() => readFleet(store, now ? { now } : {}), this.#options.cacheMs)
+      : undefined;
+  }
+
+  /** Called from every fleet gauge's `collect`: brings all of them up to date. */
+  async collect(): Promise<void> {
+    const loader = this.#loader;
+    if (loader) {
+      try {
+        this.#last = await loader.get();
+      } catch (error) {
+        this.#options.errors.inc({ source: 'fleet' });
+        this.#warn(
+          { err: (error as Error).message },
+          'could not read the fleet for the metrics; showing the last reading',
+        );
+      }
+    }
+    if (this.#last && this.#last !== this.#applied) this.#apply(this.#last);
+  }
+
+  #apply(reading: FleetReading): void {
+    this.#applied = reading;
+    const { gauges } = this.#options;
+    const vpn = new Map(VPN_STATUSES.map((status) => [status, 0]));
+    const power = new Map(POWER_LABELS.map((label) => [label, 0]));
+    const commands = new Map(COMMAND_STATUSES.map((status) => [status, 0]));
+    const health = new Map(HEALTH_STATUSES.map((status) => [status, 0]));
+    for (const vehicle of reading.vehicles) {
+      if (vehicle.vpn) vpn.set(vehicle.vpn, (vpn.get(vehicle.vpn) ?? 0) + 1);
+      power.set(vehicle.power, (power.get(vehicle.power) ?? 0) + 1);
+      if (vehicle.command) commands.set(vehicle.command, (commands.get(vehicle.command) ?? 0) + 1);
+    }
+    for (const robot of reading.robots) {
+      if (robot.health) health.set(robot.health, (health.get(robot.health) ?? 0) + 1);
+    }
+    for (const [label, count] of vpn) gauges.vehicles.set({ vpn: label }, count);
+    for (const [label, count] of power) gauges.vehiclesByPower.set({ state: label }, count);
+    for (const [label, count] of commands) gauges.powerCommands.set({ status: label }, count);
+    for (const [label, count] of health) gauges.robots.set({ health: label }, count);
+    gauges.readDuration.set(reading.durationMs / 1000);
+    gauges.readTimestamp.set(Math.floor(reading.at / 1000));
+
+    const each = gauges.perEntity;
+    if (!each) return;
+    for (const gauge of Object.values(each)) gauge.reset();
+    for (const vehicle of reading.vehicles) {
+      const labels = { vehicle: vehicle.id };
+      if (vehicle.vpn) each.vpnConnected.set(labels, vehicle.vpn === 'connected' ? 1 : 0);
+      if (vehicle.power !== 'unknown') each.powerOn.set(labels, vehicle.power === 'on' ? 1 : 0);
+      each.powerState.set({ vehicle: vehicle.id, state: vehicle.power }, 1);
+    }
+    for (const robot of reading.robots) {
+      const labels = { robot: robot.id };
+      if (robot.health) each.robotUp.set(labels, robot.health === 'up' ? 1 : 0);
+      if (robot.autonomy !== undefined) each.autonomy.set(labels, robot.autonomy);
+    }
+  }
+}

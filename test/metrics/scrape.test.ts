@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { CachedLoader } from '../../src/metrics/cache.js';
+import type { FleetStore } from '../../src/metrics/fleet-reader.js';
+import { createMetrics } from '../../src/metrics/index.js';
+import type { QueueSource } from '../../src/metrics/queue-gauges.js';
+import type { SnapshotRecord, SnapshotRef } from '../../src/store/snapshot-store.js';
+import { samples, sampleValue } from './helpers.js';
+
+/** Scrape-time reads: cached, shared by all gauges of a scrape, bounded in round trips, failure-proof. */
+
+const GOOD = { alerting: false, streak: 0, streakSince: null, incidentSince: null };
+const BAD = { alerting: true, streak: 0, streakSince: null, incidentSince: 0 };
+
+/** An in-memory store of `vehicles` vehicles (every third disconnected, power on) and no robots. */
+function fakeStore(vehicles: number) {
+  const ids = Array.from({ length: vehicles }, (_, i) => `V-${String(i).padStart(6, '0')}`);
+  const store = {
+    reads: 0,
+    refsRead: 0,
+    failing: false,
+    async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+      store.reads += 1;
+      store.refsRead += refs.length;
+      if (store.failing) throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+      return refs.map((ref): SnapshotRecord => {
+        if (ref.kind === 'fleet') {
+          return { version: 1, state: { v: 1, known: ref.id === 'vehicle' ? ids : [], missing: [] } };
+        }
+        const n = Number(ref.id.slice(2));
+        if (ref.signal === 'link')
+          return { version: 1, state: { v: 1, vpn: n % 3 === 0 ? BAD : GOOD, ip: null } };
+        return {
+          version: 1,
+          state: {
+            v: 1,
+            powerCapable: true,
+            reading: { state: 'on', pending: null, updatedAt: null },
+            pendingSince: null,
+            stuck: false,
+            staleSince: null,
+            reachability: null,
+          },
+        };
+      });
+    },
+  };
+  return store satisfies FleetStore;
+}
+
+describe('CachedLoader', () => {
+  it('reuses a value for its ttl, shares a load under way, and does not cache failures', async () => {
+    let clock = 0;
+    let loads = 0;
+    let fail = false;
+    const loader = new CachedLoader(
+      async () => {
+        loads += 1;
+        if (fail) throw new Error('down');
+        return loads;
+      },
+      5_000,
+      () => clock,
+    );
+    expect(await Promise.all([loader.get(), loader.get(), loader.get()])).toEqual([1, 1, 1]);
+    clock = 4_999;
+    expect(await loader.get()).toBe(1);
+    clock = 5_000;
+    fail = true;
+    await expect(loader.get()).rejects.toThrow('down');
+    fail = false;
+    expect(await loader.get()).toBe(3);
+    expect(loads).toBe(3);
+  });
+});
+
+describe('fleet gauges at scrape time', () => {
+  it('read 40,000 vehicles in pipelined batches, once per scrape however many gauges', async () => {
+    const store = fakeStore(40_000);
+    const metrics = createMetrics({ perEntity: true, fleetCacheMs: 60_000, defaultMetrics: false });
+    metrics.bind({ store });
+    const started = performance.now();
+    const text = await metrics.registry.metrics();
+    const elapsed = performance.now() - started;
+    // One read of both membership lists, then 80,000 signal snapshots 1,000 at a time.
+    expect(store.reads).toBe(1 + 80);
+    expect(store.refsRead).toBe(2 + 80_000);
+    expect(text).toContain('fleetwatch_vehicles{vpn="disconnected"} 13334');
+    expect(text).toContain('fleetwatch_vehicles{vpn="connected"} 26666');
+    expect(text).toContain('fleetwatch_vehicle_vpn_connected{vehicle="V-039998"} 1');
+    expect(elapsed).toBeLessThan(10_000);
+    // Within fleet_cache a scrape reads nothing.
+    await metrics.registry.metrics();
+    expect(store.reads).toBe(81);
+  });
+
+  it('show nothing before the first reading, and keep the last one (and count) when the store fails', async () => {
+    const store = fakeStore(3);
+    const metrics = createMetrics({ perEntity: true, fleetCacheMs: 0, defaultMetrics: false });
+    expect(await samples(metrics.registry, 'fleetwatch_vehicles')).toEqual([]);
+    metrics.bind({ store });
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' })).toBe(2);
+    store.failing = true;
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' })).toBe(2);
+    expect(
+      await sampleValue(metrics.registry, 'fleetwatch_metrics_collect_errors_total', { source: 'fleet' }),
+    ).toBe(1);
+    // The whole exposition still renders.
+    await expect(metrics.registry.metrics()).resolves.toContain('fleetwatch_vehicle_vpn_connected');
+    // Unbound (daemon stopping): no reads at all.
+    metrics.unbind();
+    const reads = store.reads;
+    await metrics.registry.metrics();
+    expect(store.reads).toBe(reads);
+  });
+});
+
+describe('queue gauges', () => {
+  function queue(counts: Record<string, number>) {
+    let calls = 0;
+    return {
+      get calls() {
+        return calls;
+      },
+      fail: false,
+      async getJobCounts() {
+        calls += 1;
+        if (this.fail) throw new Error('Connection is closed.');
+        return counts;
+      },
+    };
+  }
+
+  it('count jobs per queue and state, and dead letters per receiver, with one read per queue', async () => {
+    const poll = queue({ waiting: 3, prioritized: 0, active: 2, delayed: 0, failed: 1, completed: 40 });
+    const ops = queue({ waiting: 1, prioritized: 2, active: 0, delayed: 1, failed: 5, completed: 9 });
+    const sources: QueueSource[] = [
+      { name: 'poll', queue: poll },
+      { name: 'notify-ops', queue: ops, receiver: 'ops' },
+    ];
+    const metrics = createMetrics({ perEntity: false, fleetCacheMs: 0, defaultMetrics: false });
+    metrics.bind({ queues: sources });
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('fleetwatch_queue_jobs{queue="poll",state="waiting"} 3');
+    expect(text).toContain('fleetwatch_queue_jobs{queue="poll",state="completed"} 40');
+    expect(text).toContain('fleetwatch_queue_jobs{queue="notify-ops",state="waiting"} 3');
+    expect(text).toContain('fleetwatch_queue_jobs{queue="notify-ops",state="failed"} 5');
+    expect(text).toContain('fleetwatch_dead_letters{receiver="ops"} 5');
+    expect(text).not.toContain('fleetwatch_dead_letters{receiver="poll"}');
+    // queue_jobs and dead_letters share one read per queue and scrape.
+    expect([poll.calls, ops.calls]).toEqual([1, 1]);
+
+    ops.fail = true;
+    expect(await sampleValue(metrics.registry, 'fleetwatch_dead_letters', { receiver: 'ops' })).toBe(5);
+    expect(
+      await sampleValue(metrics.registry, 'fleetwatch_metrics_collect_errors_total', { source: 'queues' }),
+    ).toBe(1);
+  });
+});
