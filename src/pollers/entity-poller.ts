@@ -44,12 +44,14 @@ export function defineEntityPoller<State, Value, Options>(
       ctx.notDue(all.length - targets.length);
       // A list that changed nothing only touches the record: its last good reading is `lastSeenAt`.
       const listedAt = Date.parse(membership?.lastSeenAt ?? membership?.observedAt ?? '');
+      const listed = new Set(targetsOf(membership?.state));
       const inputs = await mapLimit(targets, ctx.fetchConcurrency, async (target) => {
         const observation = await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal));
+        const stillListedAt = listed.has(target.ref.id) ? listedAt : Number.NaN;
         return {
           ...target,
           observation,
-          recordOnly: unconfirmedNotFound(observation, target.record, listedAt),
+          recordOnly: unconfirmedNotFound(observation, target.record, stillListedAt),
         };
       });
       await ctx.commit(
