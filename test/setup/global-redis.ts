@@ -1,6 +1,6 @@
-import { Redis } from 'ioredis';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { redisAnswers } from '../../src/demo/redis.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,19 +12,6 @@ declare module 'vitest' {
 
 const LOCAL = 'redis://127.0.0.1:6379';
 
-async function answers(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-
 /**
  * Tests get Redis from REDIS_URL, else the local server, else a throwaway container when a Docker
  * engine answers — so a laptop with Docker needs no Redis install.
@@ -33,10 +20,13 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const fromEnv = process.env.REDIS_URL;
   if (fromEnv) {
     project.provide('redisUrl', fromEnv);
-    project.provide('redisProblem', (await answers(fromEnv)) ? '' : `REDIS_URL=${fromEnv} does not answer`);
+    project.provide(
+      'redisProblem',
+      (await redisAnswers(fromEnv)) ? '' : `REDIS_URL=${fromEnv} does not answer`,
+    );
     return undefined;
   }
-  if (await answers(LOCAL)) {
+  if (await redisAnswers(LOCAL)) {
     project.provide('redisUrl', LOCAL);
     project.provide('redisProblem', '');
     return undefined;

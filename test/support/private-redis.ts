@@ -2,6 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { redisAnswers } from '../../src/demo/redis.js';
 
 /**
  * A `redis-server` of the test's own, on a free loopback port, with no persistence: stopping it
@@ -29,24 +30,8 @@ export function redisServerAvailable(): boolean {
   return probe.status === 0;
 }
 
-async function pingOnce(port: number): Promise<boolean> {
-  const client = new Redis({
-    host: '127.0.0.1',
-    port,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    connectTimeout: 500,
-  });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
+function pingOnce(port: number): Promise<boolean> {
+  return redisAnswers(`redis://127.0.0.1:${port}`, 500);
 }
 
 export class PrivateRedis {
