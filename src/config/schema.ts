@@ -123,6 +123,15 @@ export const workerSchema = z
     concurrency: z.number().int().min(1).max(256).default(8),
     /** On SIGTERM, how long in-flight jobs may take to finish before the process exits anyway. */
     shutdown_grace: duration.default(20_000),
+    /**
+     * Fraction of each interval over which a tick's shards start (0: all at once). Spreading keeps
+     * requests, Redis writes and deliveries steady instead of one burst per tick.
+     */
+    spread: z
+      .number({ error: 'must be a fraction of the interval between 0 and 0.9, e.g. 0.5' })
+      .min(0, { error: 'must be between 0 and 0.9' })
+      .max(0.9, { error: 'must be between 0 and 0.9 (leave time for the last shard to finish)' })
+      .default(0.5),
   })
   .strict();
 

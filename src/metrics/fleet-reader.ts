@@ -52,17 +52,30 @@ export interface ReadFleetOptions {
   now?: () => number;
 }
 
-async function readInBatches(
+/**
+ * Reads `signals` of every id, a batch of ids per round trip, and turns each entity's states into
+ * its view at once: only the small views outlive a batch, never the whole fleet's states.
+ */
+async function viewsInBatches<View>(
   store: FleetStore,
-  refs: readonly SnapshotRef[],
+  kind: 'vehicle' | 'robot',
+  ids: readonly string[],
+  signals: readonly [string, string],
   batchSize: number,
-): Promise<unknown[]> {
-  const states: unknown[] = [];
-  for (let start = 0; start < refs.length; start += batchSize) {
-    const records = await store.read(refs.slice(start, start + batchSize));
-    for (const record of records) states.push(record.state);
+  view: (id: string, first: unknown, second: unknown) => View,
+): Promise<View[]> {
+  const views: View[] = [];
+  const perBatch = Math.max(1, Math.floor(batchSize / signals.length));
+  for (let start = 0; start < ids.length; start += perBatch) {
+    const batch = ids.slice(start, start + perBatch);
+    const refs: SnapshotRef[] = [];
+    for (const id of batch) for (const signal of signals) refs.push({ kind, id, signal });
+    const records = await store.read(refs);
+    batch.forEach((id, i) => {
+      views.push(view(id, records[2 * i]?.state, records[2 * i + 1]?.state));
+    });
   }
-  return states;
+  return views;
 }
 
 export async function readFleet(store: FleetStore, options: ReadFleetOptions = {}): Promise<FleetReading> {
@@ -72,27 +85,30 @@ export async function readFleet(store: FleetStore, options: ReadFleetOptions = {
   const vehicleIds = targetsOf(vehicleList?.state);
   const robotIds = targetsOf(robotList?.state);
 
-  const refs: SnapshotRef[] = [];
-  for (const id of vehicleIds) {
-    refs.push({ kind: 'vehicle', id, signal: 'link' }, { kind: 'vehicle', id, signal: 'power' });
-  }
-  for (const id of robotIds) {
-    refs.push({ kind: 'robot', id, signal: 'health' }, { kind: 'robot', id, signal: 'feedback' });
-  }
-  // In `refs` order: two snapshots per vehicle, then two per robot.
-  const states = await readInBatches(store, refs, batchSize);
-
-  const vehicles = vehicleIds.map((id, i): VehicleView => {
-    const vpn = vpnStatusOf(states[2 * i]);
-    const power = powerOf(states[2 * i + 1]);
-    return { id, ...(vpn ? { vpn } : {}), power: power.state, command: power.command };
-  });
-  const offset = 2 * vehicleIds.length;
-  const robots = robotIds.map((id, i): RobotView => {
-    const health = healthOf(states[offset + 2 * i]);
-    const autonomy = autonomyStatusOf(states[offset + 2 * i + 1]);
-    return { id, ...(health ? { health } : {}), ...(autonomy === undefined ? {} : { autonomy }) };
-  });
+  const vehicles = await viewsInBatches(
+    store,
+    'vehicle',
+    vehicleIds,
+    ['link', 'power'],
+    batchSize,
+    (id, link, powerState): VehicleView => {
+      const vpn = vpnStatusOf(link);
+      const power = powerOf(powerState);
+      return { id, ...(vpn ? { vpn } : {}), power: power.state, command: power.command };
+    },
+  );
+  const robots = await viewsInBatches(
+    store,
+    'robot',
+    robotIds,
+    ['health', 'feedback'],
+    batchSize,
+    (id, healthState, feedback): RobotView => {
+      const health = healthOf(healthState);
+      const autonomy = autonomyStatusOf(feedback);
+      return { id, ...(health ? { health } : {}), ...(autonomy === undefined ? {} : { autonomy }) };
+    },
+  );
   return {
     vehicles,
     robots,

@@ -73,7 +73,7 @@ export function createPollHooks(options: PollMetricsOptions): PollMetricHooks {
       const finishedAt = now();
       const tickStart = outcome.tick * timing.intervalMs + (timing.delayMs ?? 0);
       const startedAt = finishedAt - Math.max(0, durationMs);
-      options.lag.observe({ poller }, Math.max(0, startedAt - tickStart) / 1000);
+      options.lag.observe({ poller }, Math.max(0, startedAt - tickStart - outcome.offsetMs) / 1000);
       if (finishedAt > tickStart + timing.intervalMs) options.overrun.inc({ poller });
     },
     jobFailed(poller: unknown) {

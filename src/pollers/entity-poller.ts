@@ -2,7 +2,7 @@ import type { Detector, EntityKind, Observation } from '../events/types.js';
 import type { SnapshotRecord, SnapshotRef } from '../store/snapshot-store.js';
 import { mapLimit } from './observe.js';
 import type { PollContext, Poller } from './poller.js';
-import { membershipRef, type PollerName, targetsOf } from './types.js';
+import type { PollerName } from './types.js';
 
 export interface EntityTarget {
   ref: SnapshotRef;
@@ -27,7 +27,7 @@ export interface EntityPollerDefinition<State, Value, Options> {
 
 /**
  * A per-entity poller: for each id of the shard, one read (at most `fetchConcurrency` at once),
- * then every observation through the signal pipeline in one go.
+ * each observation into the signal pipeline as it arrives (group commit: see `stream`).
  */
 export function defineEntityPoller<State, Value, Options>(
   definition: EntityPollerDefinition<State, Value, Options>,
@@ -38,26 +38,32 @@ export function defineEntityPoller<State, Value, Options>(
     async poll(ctx, ids) {
       if (!ids || ids.length === 0) return;
       const refs: SnapshotRef[] = ids.map((id) => ({ kind: definition.kind, id, signal: definition.signal }));
-      const [membership, ...records] = await ctx.store.read([membershipRef(definition.kind), ...refs]);
+      const [membership, records] = await Promise.all([
+        ctx.membership(definition.kind),
+        ctx.store.read(refs),
+      ]);
       const all: EntityTarget[] = refs.map((ref, i) => ({ ref, record: records[i]! }));
       const targets = definition.select ? definition.select(ctx, all) : all;
       ctx.notDue(all.length - targets.length);
-      // A list that changed nothing only touches the record: its last good reading is `lastSeenAt`.
-      const listedAt = Date.parse(membership?.lastSeenAt ?? membership?.observedAt ?? '');
-      const listed = new Set(targetsOf(membership?.state));
-      const inputs = await mapLimit(targets, ctx.fetchConcurrency, async (target) => {
-        const observation = await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal));
-        const stillListedAt = listed.has(target.ref.id) ? listedAt : Number.NaN;
-        return {
-          ...target,
-          observation,
-          recordOnly: unconfirmedNotFound(observation, target.record, stillListedAt),
-        };
+      const stream = ctx.commitStream({
+        poller: definition.name,
+        detector: definition.detector,
+        options: definition.options(ctx),
       });
-      await ctx.commit(
-        { poller: definition.name, detector: definition.detector, options: definition.options(ctx) },
-        inputs,
-      );
+      try {
+        await mapLimit(targets, ctx.fetchConcurrency, async (target) => {
+          const observation = await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal));
+          const stillListedAt = membership.has(target.ref.id) ? membership.listedAt : Number.NaN;
+          stream.add({
+            ...target,
+            observation,
+            recordOnly: unconfirmedNotFound(observation, target.record, stillListedAt),
+          });
+        });
+      } finally {
+        // Commits already under way finish even when a read was aborted (shutdown).
+        await stream.done();
+      }
     },
   };
 }

@@ -1,12 +1,13 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Detector, FleetEvent, Observation } from '../events/types.js';
-import type {
-  CommitItem,
-  SnapshotRecord,
-  SnapshotRef,
-  SnapshotStore,
-  TouchItem,
+import {
+  type CommitItem,
+  type SnapshotRecord,
+  type SnapshotRef,
+  type SnapshotStore,
+  storedStateJson,
+  type TouchItem,
 } from '../store/snapshot-store.js';
 import type { PollHooks } from './types.js';
 
@@ -65,6 +66,13 @@ export interface SignalResult {
   events: FleetEvent[];
 }
 
+/** Observations committed as they arrive (see `SignalPipeline.stream`). */
+export interface SignalStream<Value> {
+  add(input: SignalInput<Value>): void;
+  /** Waits for every commit; rejects with the first commit failure (after trying the rest). */
+  done(): Promise<SignalResult>;
+}
+
 export interface SignalPipelineOptions {
   store: SnapshotStore;
   /** Clock for `context.now`; `Date.now` by default. */
@@ -95,9 +103,13 @@ interface Pending<Value> {
   record: SnapshotRecord | undefined;
 }
 
-/** The state as it will read back from Redis (JSON round trip: undefined fields vanish). */
-function asStored(state: unknown): unknown {
-  return JSON.parse(JSON.stringify(state ?? null));
+/**
+ * Whether `json` (the next state as it will be stored) is what `record` holds: the stored text
+ * when it is the same text (the common case: a detector given the same reading returns the same
+ * state), else a deep comparison of the decoded states (key order may differ).
+ */
+function sameState(record: SnapshotRecord, json: string): boolean {
+  return storedStateJson(record) === json || isDeepStrictEqual(record.state, JSON.parse(json));
 }
 
 function timeOf(iso: string | undefined): number {
@@ -121,6 +133,54 @@ export class SignalPipeline {
     this.#chunkSize = Math.max(1, options.chunkSize ?? 500);
   }
 
+  /**
+   * Group commit for observations that arrive one by one (a shard's reads): each is committed as
+   * soon as no commit is under way, together with whatever arrived meanwhile. A change reaches
+   * Redis (and its event the outbox) right after its own read, not after the shard's slowest
+   * one, while a busy shard still batches. Errors are reported once, by `done`.
+   */
+  stream<State, Value, Options>(spec: SignalSpec<State, Value, Options>): SignalStream<Value> {
+    const result = emptySignalResult();
+    const all: SignalInput<Value>[] = [];
+    let queued: SignalInput<Value>[] = [];
+    let running: Promise<void> | undefined;
+    let failure: unknown;
+    const pump = async (): Promise<void> => {
+      while (queued.length > 0) {
+        const batch = queued;
+        queued = [];
+        try {
+          await this.#commitInputs(spec, batch, result);
+        } catch (error) {
+          failure ??= error;
+        }
+      }
+    };
+    const start = (): void => {
+      running ??= pump().finally(() => {
+        running = undefined;
+      });
+    };
+    return {
+      add: (input) => {
+        all.push(input);
+        queued.push(input);
+        start();
+      },
+      done: async () => {
+        while (running || queued.length > 0) {
+          start();
+          await running;
+        }
+        result.observed = all.length;
+        result.failed = all.filter((input) => !input.observation.ok).length;
+        this.#reportErrors(spec.poller, all);
+        if (failure !== undefined) throw failure;
+        return result;
+      },
+    };
+  }
+
   async run<State, Value, Options>(
     spec: SignalSpec<State, Value, Options>,
     inputs: ReadonlyArray<SignalInput<Value>>,
@@ -134,10 +194,18 @@ export class SignalPipeline {
     result.observed = list.length;
     this.#reportErrors(spec.poller, list);
     result.failed = list.filter((input) => !input.observation.ok).length;
+    await this.#commitInputs(spec, list, result);
+    return result;
+  }
+
+  async #commitInputs<State, Value, Options>(
+    spec: SignalSpec<State, Value, Options>,
+    list: ReadonlyArray<SignalInput<Value>>,
+    result: SignalResult,
+  ): Promise<void> {
     for (let start = 0; start < list.length; start += this.#chunkSize) {
       await this.#runChunk(spec, list.slice(start, start + this.#chunkSize), result);
     }
-    return result;
   }
 
   async #runChunk<State, Value, Options>(
@@ -178,13 +246,15 @@ export class SignalPipeline {
           now: this.#now(),
           options: spec.options,
         });
-        const state = asStored(detected.state);
+        // As it will read back from Redis: a JSON round trip drops undefined fields.
+        const json = JSON.stringify(detected.state ?? null);
         const seen = observation.ok ? { lastSeenAt: observation.at, lastError: null } : {};
         const error = observation.ok ? {} : { lastError: observation.error };
-        if (detected.events.length === 0 && record.version > 0 && isDeepStrictEqual(record.state, state)) {
+        if (detected.events.length === 0 && record.version > 0 && sameState(record, json)) {
           touches.push({ ref, polledAt: observation.at, ...seen, ...error });
           continue;
         }
+        const state: unknown = JSON.parse(json);
         commits.push({
           item,
           commit: {

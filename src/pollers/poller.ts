@@ -5,7 +5,8 @@ import type { EntityKind, Observation } from '../events/types.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import type { FleetClient } from '../upstream/fleet-client.js';
 import type { RobotClient } from '../upstream/robot-client.js';
-import type { SignalInput, SignalResult, SignalSpec } from './pipeline.js';
+import type { Membership } from './membership-view.js';
+import type { SignalInput, SignalResult, SignalSpec, SignalStream } from './pipeline.js';
 import type { PollerName, PollJobData } from './types.js';
 import type { UpstreamWindows } from './upstream-health.js';
 
@@ -29,6 +30,8 @@ export interface PollContext {
   readonly logger: Logger;
   /** Upstream reads one job makes at once (the client also caps requests in flight globally). */
   readonly fetchConcurrency: number;
+  /** The current membership list of a kind (decoded once per version, see membership-view.ts). */
+  membership(kind: EntityKind): Promise<Membership>;
   /** One upstream read as an observation (see `observe`). */
   observe<T>(read: (signal: AbortSignal) => Promise<T>): Promise<Observation<T>>;
   /** Runs the signal pipeline and adds its counts to the job's outcome. */
@@ -36,6 +39,8 @@ export interface PollContext {
     spec: SignalSpec<State, Value, Options>,
     inputs: ReadonlyArray<SignalInput<Value>>,
   ): Promise<SignalResult>;
+  /** The same, for observations that arrive one by one: each is committed soon after it arrives. */
+  commitStream<State, Value, Options>(spec: SignalSpec<State, Value, Options>): SignalStream<Value>;
   /** Counts entities the poller left out because they are not due yet. */
   notDue(count: number): void;
 }

@@ -5,18 +5,19 @@ import type { Config } from '../config/schema.js';
 import { type DetectorOptions, toDetectorOptions } from '../events/detector-options.js';
 import type { LeaseRef, PollLeases } from '../store/poll-lease.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
+import { MembershipView } from './membership-view.js';
 import { observe } from './observe.js';
-import { SignalPipeline } from './pipeline.js';
+import { SignalPipeline, type SignalResult } from './pipeline.js';
 import type { PollContext, Poller, PollUpstream } from './poller.js';
 import { POLLERS } from './registry.js';
 import {
   emptyOutcome,
-  membershipRef,
   type PollerName,
   type PollHooks,
   type PollJobData,
   type PollOutcome,
   pollJobId,
+  shardOffset,
   targetsOf,
 } from './types.js';
 import type { UpstreamWindows } from './upstream-health.js';
@@ -76,6 +77,18 @@ export function shard(ids: readonly string[], batchSize: number): string[][] {
   return shards;
 }
 
+function countInto(outcome: PollOutcome, result: SignalResult): SignalResult {
+  outcome.observed += result.observed;
+  outcome.failed += result.failed;
+  outcome.committed += result.committed;
+  outcome.unchanged += result.unchanged;
+  outcome.events += result.events.length;
+  outcome.conflicts += result.conflicts;
+  outcome.stale += result.stale;
+  outcome.gaveUp += result.gaveUp;
+  return result;
+}
+
 export class PollRunner {
   readonly config: Config;
   readonly detectors: DetectorOptions;
@@ -86,6 +99,7 @@ export class PollRunner {
   readonly #logger: Logger;
   readonly #owner: string;
   readonly #fetchConcurrency: number;
+  readonly #membership: MembershipView;
   #serial = 0;
 
   constructor(options: PollRunnerOptions) {
@@ -96,6 +110,7 @@ export class PollRunner {
     this.#now = options.now ?? Date.now;
     this.#signal = options.signal ?? new AbortController().signal;
     this.#logger = options.logger.child({ component: 'poller' });
+    this.#membership = new MembershipView(options.store);
     this.#owner = options.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.#fetchConcurrency =
       options.fetchConcurrency ??
@@ -125,9 +140,18 @@ export class PollRunner {
   async plan(poller: PollerName, tick: number): Promise<PollJobData[]> {
     const definition = this.#pollers[poller];
     if (!definition.targets) return [{ poller, tick, shard: 0, shards: 1 }];
-    const [record] = await this.#options.store.read([membershipRef(definition.targets)]);
-    const shards = shard(targetsOf(record?.state), this.#batchSize(poller));
-    return shards.map((ids, index) => ({ poller, tick, shard: index, shards: shards.length, ids }));
+    const { ids } = await this.#membership.current(definition.targets);
+    const shards = shard(ids, this.#batchSize(poller));
+    const interval = this.intervalOf(poller);
+    const spread = this.config.worker.spread;
+    return shards.map((ids, index) => ({
+      poller,
+      tick,
+      shard: index,
+      shards: shards.length,
+      ids,
+      offsetMs: shardOffset(index, shards.length, interval, spread),
+    }));
   }
 
   /** Plans one tick (default: the current one) and runs all its jobs here; resolves when all are done. */
@@ -141,7 +165,7 @@ export class PollRunner {
     const started = performance.now();
     const definition = this.#pollers[data.poller];
     if (!definition) throw new TypeError(`unknown poller ${JSON.stringify(data.poller)}`);
-    const outcome = emptyOutcome(data.poller, data.tick, data.shard);
+    const outcome = emptyOutcome(data.poller, data.tick, data.shard, data.offsetMs);
     const jobId = options.jobId ?? pollJobId(data);
 
     if (options.skipStaleTicks && this.tickAt(data.poller) - data.tick > 1) {
@@ -232,18 +256,15 @@ export class PollRunner {
       signal,
       logger,
       fetchConcurrency: this.#fetchConcurrency,
+      membership: (kind) => this.#membership.current(kind),
       observe: (read) => observe(now, () => read(signal), signal),
-      commit: async (spec, inputs) => {
-        const result = await pipeline.run(spec, inputs);
-        outcome.observed += result.observed;
-        outcome.failed += result.failed;
-        outcome.committed += result.committed;
-        outcome.unchanged += result.unchanged;
-        outcome.events += result.events.length;
-        outcome.conflicts += result.conflicts;
-        outcome.stale += result.stale;
-        outcome.gaveUp += result.gaveUp;
-        return result;
+      commit: async (spec, inputs) => countInto(outcome, await pipeline.run(spec, inputs)),
+      commitStream: (spec) => {
+        const stream = pipeline.stream(spec);
+        return {
+          add: (input) => stream.add(input),
+          done: async () => countInto(outcome, await stream.done()),
+        };
       },
       notDue: (count) => {
         outcome.notDue += count;

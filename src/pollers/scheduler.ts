@@ -126,12 +126,14 @@ export class PollScheduler {
   async #enqueue(poller: ScheduledPoller, tick: number): Promise<number> {
     const jobs = await this.#options.plan(poller.name, tick);
     if (jobs.length === 0) return 0;
+    const tickStart = tick * poller.intervalMs + (poller.delayMs ?? 0);
+    const now = this.#now();
     await this.#options.queue.addBulk(
-      jobs.map((data) => ({
-        name: data.poller,
-        data,
-        opts: { jobId: pollJobId(data), ...(poller.delayMs ? { delay: poller.delayMs } : {}) },
-      })),
+      jobs.map((data) => {
+        // Measured from the tick's start: a replica that enqueues late does not push shards later.
+        const delay = Math.max(0, tickStart + (data.offsetMs ?? 0) - now);
+        return { name: data.poller, data, opts: { jobId: pollJobId(data), ...(delay > 0 ? { delay } : {}) } };
+      }),
     );
     this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length }, 'poll tick enqueued');
     return jobs.length;

@@ -33,6 +33,21 @@ export interface PollJobData {
   shard: number;
   shards: number;
   ids?: string[];
+  /**
+   * When within its tick the job is meant to start (ms after the tick's start): a tick's shards
+   * are spread over part of the interval (`worker.spread`) instead of all starting at once.
+   */
+  offsetMs?: number;
+}
+
+/**
+ * Planned start of shard `shard` of `shards` within its tick: evenly over the first `spread` of
+ * the interval, so a large fleet's requests (and the events they find) flow steadily rather than
+ * as one burst per tick. One shard starts at once.
+ */
+export function shardOffset(shard: number, shards: number, intervalMs: number, spread: number): number {
+  if (shards <= 1 || spread <= 0) return 0;
+  return Math.floor((intervalMs * spread * shard) / shards);
 }
 
 /** BullMQ job id of a shard: `poll-<poller>-<tick>-<shard>of<shards>` (no `:`, never all digits). */
@@ -45,6 +60,8 @@ export interface PollOutcome {
   poller: PollerName;
   tick: number;
   shard: number;
+  /** The job's planned start within its tick (see `PollJobData.offsetMs`). */
+  offsetMs: number;
   /** Entities (or lists) the job was asked to poll. */
   targets: number;
   /** Skipped because another poll still held their lease. */
@@ -71,11 +88,12 @@ export interface PollOutcome {
   skipped?: 'stale-tick';
 }
 
-export function emptyOutcome(poller: PollerName, tick: number, shard: number): PollOutcome {
+export function emptyOutcome(poller: PollerName, tick: number, shard: number, offsetMs = 0): PollOutcome {
   return {
     poller,
     tick,
     shard,
+    offsetMs,
     targets: 0,
     leaseHeld: 0,
     notDue: 0,

@@ -101,6 +101,17 @@ export class CommitBatchError extends Error {
 
 const EVENT_ID_LENGTH = 26;
 
+/** The state of a record as Redis held it (JSON text), for `storedStateJson`. */
+const storedJson = new WeakMap<SnapshotRecord, string>();
+
+/**
+ * The JSON text a record's state was decoded from, if it came from `read`. A caller that has the
+ * next state as JSON can tell "unchanged" by comparing text, without decoding or deep comparison.
+ */
+export function storedStateJson(record: SnapshotRecord): string | undefined {
+  return storedJson.get(record);
+}
+
 /**
  * Stable event id from the snapshot key, the version the commit creates, the observation time and
  * the draft's position. Computed before the commit, so the outbox entry, the log entry, the BullMQ
@@ -135,6 +146,8 @@ const READ_FIELDS = [
   SNAPSHOT_FIELDS.lastPolledAt,
 ] as const;
 
+const HEADER_FIELDS = READ_FIELDS.filter((field) => field !== SNAPSHOT_FIELDS.state);
+
 interface PreparedCommit {
   keys: CommitKeys;
   args: Array<string | number>;
@@ -162,15 +175,32 @@ export class SnapshotStore {
   }
 
   /** Reads many snapshots in one round trip (one pipeline of HMGETs); results in `refs` order. */
-  async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+  read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+    return this.#read(refs, READ_FIELDS);
+  }
+
+  /**
+   * Like `read`, without the state (always undefined): what a caller needs to tell whether the
+   * copy it decoded earlier is still current, without moving a large state over the wire.
+   */
+  readHeaders(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+    return this.#read(refs, HEADER_FIELDS);
+  }
+
+  async #read(refs: readonly SnapshotRef[], fields: readonly string[]): Promise<SnapshotRecord[]> {
     if (refs.length === 0) return [];
     const pipeline = this.#redis.pipeline();
-    for (const ref of refs) pipeline.hmget(this.keyOf(ref), ...READ_FIELDS);
+    for (const ref of refs) pipeline.hmget(this.keyOf(ref), ...fields);
     const replies = (await pipeline.exec()) ?? [];
     return refs.map((ref, i) => {
       const [error, values] = replies[i] ?? [new Error('missing pipeline reply'), null];
       if (error) throw error;
-      return this.#decode(ref, values as Array<string | null>);
+      const byField = values as Array<string | null>;
+      if (fields === READ_FIELDS) return this.#decode(ref, byField);
+      return this.#decode(
+        ref,
+        READ_FIELDS.map((field) => byField[fields.indexOf(field)] ?? null),
+      );
     });
   }
 
@@ -178,7 +208,10 @@ export class SnapshotStore {
     const [version, state, observedAt, lastSeenAt, lastError, lastPolledAt] = values;
     const record: SnapshotRecord = { version: version ? Number.parseInt(version, 10) : 0, state: undefined };
     try {
-      if (state != null) record.state = JSON.parse(state);
+      if (state != null) {
+        record.state = JSON.parse(state);
+        storedJson.set(record, state);
+      }
       if (lastError != null) record.lastError = JSON.parse(lastError) as ObservationError;
     } catch (error) {
       throw new Error(`snapshot ${this.keyOf(ref)} holds invalid JSON: ${(error as Error).message}`);

@@ -109,9 +109,14 @@ export class HttpClient {
     const release = await this.#slots.acquire(request.signal);
     const started = performance.now();
     const timeoutMs = this.#limits.request_timeout;
+    // One controller for both the deadline and the caller's signal: `AbortSignal.any` would tie a
+    // new dependent signal to the caller's long-lived one on every request.
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new Error('request deadline exceeded')), timeoutMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+    const callerAborted = (): void => deadline.abort(request.signal?.reason);
+    if (request.signal?.aborted) callerAborted();
+    else request.signal?.addEventListener('abort', callerAborted, { once: true });
+    const signal = deadline.signal;
     const ctx: ErrorContext = {
       operation: request.operation,
       target: request.target,
@@ -152,6 +157,7 @@ export class HttpClient {
       throw new NetworkError(ctx, networkReason(error), error);
     } finally {
       clearTimeout(timer);
+      request.signal?.removeEventListener('abort', callerAborted);
       release();
     }
   }

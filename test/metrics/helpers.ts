@@ -42,6 +42,7 @@ export function countOf(registry: Registry, name: string, labels: Labels = {}): 
 export function outcome(over: Partial<PollOutcome> & Pick<PollOutcome, 'poller' | 'tick'>): PollOutcome {
   return {
     shard: 0,
+    offsetMs: 0,
     targets: 1,
     leaseHeld: 0,
     notDue: 0,

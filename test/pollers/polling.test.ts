@@ -31,12 +31,12 @@ afterAll(async () => {
 });
 
 describe('planning', () => {
-  it('shards the membership targets, sorted, by batch_size', async () => {
+  it('shards the membership targets, sorted, by batch_size, spread over half the interval', async () => {
     const jobs = await h.runner.plan('power', 42);
     expect(jobs).toEqual([
-      { poller: 'power', tick: 42, shard: 0, shards: 3, ids: ['P-1', 'P-2'] },
-      { poller: 'power', tick: 42, shard: 1, shards: 3, ids: ['P-3', 'P-4'] },
-      { poller: 'power', tick: 42, shard: 2, shards: 3, ids: ['P-5'] },
+      { poller: 'power', tick: 42, shard: 0, shards: 3, ids: ['P-1', 'P-2'], offsetMs: 0 },
+      { poller: 'power', tick: 42, shard: 1, shards: 3, ids: ['P-3', 'P-4'], offsetMs: 166 },
+      { poller: 'power', tick: 42, shard: 2, shards: 3, ids: ['P-5'], offsetMs: 333 },
     ]);
     expect(jobs.map(pollJobId)).toEqual(['poll-power-42-0of3', 'poll-power-42-1of3', 'poll-power-42-2of3']);
     expect(await h.runner.plan('vehicles', 42)).toEqual([
@@ -170,8 +170,20 @@ describe('the scheduler', () => {
         'poll-power-500-2of3',
       ].sort(),
     );
-    const data = jobs.find((job) => job.id === 'poll-power-500-1of3')?.data as PollJobData;
-    expect(data).toEqual({ poller: 'power', tick: 500, shard: 1, shards: 3, ids: ['P-3', 'P-4'] });
+    const second = jobs.find((job) => job.id === 'poll-power-500-1of3');
+    expect(second?.data as PollJobData).toEqual({
+      poller: 'power',
+      tick: 500,
+      shard: 1,
+      shards: 3,
+      ids: ['P-3', 'P-4'],
+      offsetMs: 166,
+    });
+    // Offsets count from the tick's start, and the first beat came 250 ms into the tick.
+    const delays = Object.fromEntries(
+      jobs.filter((job) => job.id?.startsWith('poll-power')).map((job) => [job.id, job.opts.delay ?? 0]),
+    );
+    expect(delays).toEqual({ 'poll-power-500-0of3': 0, 'poll-power-500-1of3': 0, 'poll-power-500-2of3': 83 });
     await Promise.all(replicas.map((replica) => replica.stop()));
   });
 });

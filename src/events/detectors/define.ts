@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Detector, DetectorResult, Observation, ObservationError } from '../types.js';
 
 /** The two clocks a detector may read: when the observation was made, and the caller's now. */
@@ -25,15 +26,30 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-function finite(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+/**
+ * The times an event can carry: RFC 3339 (and the catalogue's date-time) writes years 0000–9999
+ * only, so a clock reading outside them is as unusable as NaN. Keeping both clocks inside also
+ * keeps every difference between them a safe integer.
+ */
+const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+function usableTime(value: unknown): number | undefined {
+  return typeof value === 'number' && value >= EARLIEST_MS && value <= LATEST_MS ? value : undefined;
 }
 
+/**
+ * A time kept in a detector's state. Only `clockOf` readings are stored, so any other number means
+ * the snapshot is corrupt: the state is then unusable (treated as absent) rather than turned into
+ * durations and times no event can carry.
+ */
+export const storedTimeSchema = z.number().min(EARLIEST_MS).max(LATEST_MS);
+
 export function clockOf(observation: unknown, context: unknown): Clock {
-  const now = isRecord(context) ? finite(context.now) : undefined;
-  const rawAt =
-    isRecord(observation) && typeof observation.at === 'string' ? Date.parse(observation.at) : Number.NaN;
-  const at = Number.isFinite(rawAt) ? rawAt : (now ?? 0);
+  const now = isRecord(context) ? usableTime(context.now) : undefined;
+  const reported =
+    isRecord(observation) && typeof observation.at === 'string' ? Date.parse(observation.at) : undefined;
+  const at = usableTime(reported) ?? now ?? 0;
   return { at, now: now ?? at };
 }
 

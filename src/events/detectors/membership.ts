@@ -6,7 +6,7 @@ import {
   readOptions,
 } from '../detector-options.js';
 import type { Detector, EventDraft } from '../types.js';
-import { type Clock, defineDetector, isoOf, isRecord } from './define.js';
+import { type Clock, defineDetector, isoOf, isRecord, storedTimeSchema } from './define.js';
 
 /**
  * Membership of a list (vehicles the client may access, robots of the caller), shared by
@@ -34,9 +34,7 @@ export interface MembershipState {
 const stateSchema = z.object({
   v: z.literal(1),
   known: z.array(z.string()).nullable(),
-  missing: z.array(
-    z.object({ id: z.string(), count: z.number().int().positive(), since: z.number().finite() }),
-  ),
+  missing: z.array(z.object({ id: z.string(), count: z.number().int().positive(), since: storedTimeSchema })),
 });
 
 export type MembershipValue = ReadonlyArray<string | { id?: string; deviceId?: string }>;

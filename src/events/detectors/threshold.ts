@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { atLeastOne, type ThresholdOptions } from '../detector-options.js';
+import { storedTimeSchema } from './define.js';
 
 /**
  * The one consecutive-threshold state machine behind every fire/resolve pair (VPN, reachability,
@@ -31,8 +32,8 @@ export interface ThresholdState {
 export const thresholdStateSchema = z.object({
   alerting: z.boolean().nullable(),
   streak: z.number().int().nonnegative(),
-  streakSince: z.number().finite().nullable(),
-  incidentSince: z.number().finite().nullable(),
+  streakSince: storedTimeSchema.nullable(),
+  incidentSince: storedTimeSchema.nullable(),
 });
 
 export type ThresholdTransition =

@@ -32,8 +32,11 @@ export interface UpstreamHealthState {
 
 const stateSchema = z.object({ v: z.literal(1), health: thresholdStateSchema.nullable() });
 
+/** A tally: whole and non-negative; capped so the window stays a valid event field. */
 function countOf(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined;
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+    ? Math.min(Number.MAX_SAFE_INTEGER, Math.floor(value))
+    : undefined;
 }
 
 function windowOf(value: unknown): UpstreamWindow | undefined {

@@ -9,7 +9,7 @@ import {
 import { draft, EVENT } from '../catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS, readOptions, type VehiclePowerOptions } from '../detector-options.js';
 import type { EventDraft, ObservationError } from '../types.js';
-import { type Clock, defineDetector, elapsed, errorRef, isoOf } from './define.js';
+import { type Clock, defineDetector, elapsed, errorRef, isoOf, storedTimeSchema } from './define.js';
 import { stepThreshold, type ThresholdState, thresholdStateSchema } from './threshold.js';
 
 /**
@@ -73,9 +73,9 @@ const stateSchema = z.object({
       updatedAt: z.string().nullable(),
     })
     .nullable(),
-  pendingSince: z.number().finite().nullable(),
+  pendingSince: storedTimeSchema.nullable(),
   stuck: z.boolean(),
-  staleSince: z.number().finite().nullable(),
+  staleSince: storedTimeSchema.nullable(),
   reachability: thresholdStateSchema.nullable(),
 });
 
@@ -95,6 +95,14 @@ function isUnreachable(error: ObservationError, options: VehiclePowerOptions): b
     options.unreachableCodes.includes(error.code) ||
     (error.status !== undefined && options.unreachableStatuses.includes(error.status))
   );
+}
+
+/**
+ * A duration option as events report it: whole, non-negative, and a safe integer (the config
+ * accepts any number of digits; a limit of millennia behaves the same as this one).
+ */
+function limitMs(ms: number): number {
+  return Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.round(ms)));
 }
 
 function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options: VehiclePowerOptions) {
@@ -179,7 +187,7 @@ function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options
     }
   }
 
-  const stuckAfterMs = Math.max(0, Math.round(options.stuckAfterMs));
+  const stuckAfterMs = limitMs(options.stuckAfterMs);
   if (
     current.pending !== null &&
     pendingSince !== null &&
@@ -198,7 +206,7 @@ function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options
     );
   }
 
-  const staleAfterMs = Math.max(0, Math.round(options.staleAfterMs));
+  const staleAfterMs = limitMs(options.staleAfterMs);
   const updatedMs = current.updatedAt === null ? Number.NaN : Date.parse(current.updatedAt);
   const stale = !Number.isFinite(updatedMs) || clock.now - updatedMs > staleAfterMs;
   let staleSince = state.staleSince;

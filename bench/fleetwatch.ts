@@ -1,0 +1,153 @@
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { request } from 'undici';
+import { stringify } from 'yaml';
+import { freePort } from '../test/support/private-redis.js';
+import { BenchProcess } from './child.js';
+import { CLIENT_ID, CLIENT_SECRET } from './simulator.js';
+
+/**
+ * `fleetwatch run` as the benchmark runs it: every poller on one cycle interval, a webhook
+ * receiver that gets every event at once (no group wait), JSON logs at `warn`, and the metrics the
+ * benchmark reads.
+ */
+
+export const BENCH_PREFIX = 'fwbench';
+
+export interface FleetwatchOptions {
+  root: string;
+  workDir: string;
+  simulatorUrl: string;
+  redisUrl: string;
+  sinkUrl: string;
+  intervalMs: number;
+  /** Write a V8 CPU profile of fleetwatch into this folder when it exits. */
+  profileDir?: string;
+}
+
+export function benchConfig(options: FleetwatchOptions & { httpPort: number }): Record<string, unknown> {
+  const interval = `${options.intervalMs}ms`;
+  return {
+    installation: 'bench',
+    upstream: {
+      base_url: options.simulatorUrl,
+      robot_base_url: options.simulatorUrl,
+      auth_url: options.simulatorUrl,
+      client_id: CLIENT_ID,
+      client_secret: CLIENT_SECRET,
+    },
+    redis: { url: options.redisUrl, prefix: BENCH_PREFIX },
+    log: { level: 'warn', format: 'json' },
+    pollers: {
+      vehicles: { interval },
+      power: { interval },
+      robots: { interval },
+      robot_health: { interval },
+      robot_feedback: { interval },
+      robot_lease: { interval },
+      robot_config: { interval },
+      upstream: { interval },
+    },
+    // The seeded fleet has power reports up to an hour old; at the default threshold most vehicles
+    // would open a stale-report incident in the baseline cycle and bury the measured changes
+    // behind thousands of deliveries to the one receiver.
+    detectors: { power: { stale_after: '24h' } },
+    http: { host: '127.0.0.1', port: options.httpPort },
+    metrics: { per_entity: false },
+    receivers: [
+      {
+        name: 'bench-sink',
+        kind: 'webhook',
+        url: options.sinkUrl,
+        secrets: [`whsec_${randomBytes(24).toString('base64')}`],
+      },
+    ],
+    notifications: {
+      route: { receiver: 'bench-sink', group_by: ['...'], group_wait: '0s', group_interval: '1s' },
+    },
+  };
+}
+
+/** Prometheus text exposition as `name{labels}` → value (HELP/TYPE lines dropped). */
+export type Samples = Map<string, number>;
+
+export function parseExposition(text: string): Samples {
+  const samples: Samples = new Map();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const split = line.lastIndexOf(' ');
+    samples.set(line.slice(0, split), Number(line.slice(split + 1)));
+  }
+  return samples;
+}
+
+/** The sum of every sample of `name` whose labels contain all of `labels` (`key="value"` parts). */
+export function sumOf(samples: Samples, name: string, ...labels: string[]): number {
+  let total = 0;
+  for (const [key, value] of samples) {
+    const brace = key.indexOf('{');
+    const metric = brace < 0 ? key : key.slice(0, brace);
+    if (metric !== name) continue;
+    if (labels.every((label) => key.includes(label))) total += value;
+  }
+  return total;
+}
+
+export class FleetwatchProcess {
+  readonly process: BenchProcess;
+  readonly #base: string;
+
+  private constructor(process: BenchProcess, base: string) {
+    this.process = process;
+    this.#base = base;
+  }
+
+  static async start(options: FleetwatchOptions): Promise<FleetwatchProcess> {
+    const httpPort = await freePort();
+    const configFile = join(options.workDir, 'fleetwatch.yaml');
+    writeFileSync(configFile, stringify(benchConfig({ ...options, httpPort })));
+    const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+    const child = new BenchProcess(
+      'fleetwatch',
+      process.execPath,
+      [...profile, join(options.root, 'bin/fleetwatch.js'), 'run'],
+      {
+        env: { ...process.env, FLEETWATCH_CONFIG: configFile },
+        logFile: join(options.workDir, 'fleetwatch.log'),
+      },
+    );
+    const fleetwatch = new FleetwatchProcess(child, `http://127.0.0.1:${httpPort}`);
+    const deadline = Date.now() + 30_000;
+    while (!(await fleetwatch.#ready())) {
+      if (!child.running || Date.now() > deadline) {
+        await child.stop();
+        throw new Error(`fleetwatch did not become ready (see ${child.logFile})`);
+      }
+      await delay(200);
+    }
+    return fleetwatch;
+  }
+
+  async #ready(): Promise<boolean> {
+    try {
+      const res = await request(`${this.#base}/readyz`);
+      await res.body.dump();
+      return res.statusCode === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  async metrics(): Promise<Samples> {
+    const res = await request(`${this.#base}/metrics`);
+    const text = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`GET /metrics answered ${res.statusCode}`);
+    return parseExposition(text);
+  }
+
+  stop(): Promise<void> {
+    return this.process.stop('SIGTERM', 30_000);
+  }
+}

@@ -1,0 +1,367 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { Redis } from 'ioredis';
+import { Prng } from '../src/simulator/prng.js';
+import { PrivateRedis } from '../test/support/private-redis.js';
+import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
+import { type FleetIds, fetchToken, listIds } from './cycle.js';
+import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
+import { cpuMicros, RssSampler } from './proc.js';
+import { type FleetSize, SimulatorProcess } from './simulator.js';
+import { WebhookSink } from './sink.js';
+
+/** One size of the benchmark: the references, then fleetwatch for a few cycles. */
+
+export interface SizeSpec extends FleetSize {
+  label: string;
+  intervalMs: number;
+  /** Cycles measured after the baseline cycle. */
+  cycles: number;
+}
+
+export interface Percentiles {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface UndiciResult {
+  requests: number;
+  errors: number;
+  cpuMicros: number;
+  wallMs: number;
+}
+
+export interface SizeResult {
+  spec: SizeSpec;
+  entities: number;
+  windowMs: number;
+  /** Upstream requests the simulator served in the window (every poll is one request). */
+  polls: number;
+  pollsPerSecond: number;
+  /** One per entity and signal polled (robot configuration is three requests, one observation). */
+  observations: number;
+  fleetwatch: { cpuMicros: number; cpuPerPoll: number; cpuPerObservation: number; cores: number };
+  redis: { cpuMicros: number; cpuPerPoll: number };
+  simulator: { cpuPerPoll: number };
+  memory: { meanRss: number; maxRss: number; maxRssPerThousand: number };
+  latency: {
+    flips: number;
+    delivered: number;
+    /** Webhook arrival minus the event's `time` (when the poll observed the change). */
+    beyondPoll: Percentiles;
+    /** Webhook arrival minus the moment the simulator changed. */
+    changeToWebhook: Percentiles;
+  };
+  cycles: { overruns: number; leaseHeld: number; staleTicks: number; withinInterval: boolean };
+  events: number;
+  deliveries: number;
+  undici: UndiciResult;
+  blackbox?: BlackboxResult;
+  fleetwatchExit: string;
+}
+
+export function percentiles(values: readonly number[]): Percentiles {
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p: number): number =>
+    sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN;
+  return { count: sorted.length, p50: rank(0.5), p99: rank(0.99), max: sorted.at(-1) ?? Number.NaN };
+}
+
+type Log = (message: string) => void;
+
+async function runUndiciLoop(root: string, simulatorUrl: string): Promise<UndiciResult> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'bench/undici-loop.ts'), simulatorUrl, '32', '64'],
+    { cwd: root, maxBuffer: 1 << 20 },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as UndiciResult;
+}
+
+async function redisPid(url: string): Promise<number> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    const info = await client.info('server');
+    const pid = Number(/^process_id:(\d+)/m.exec(info)?.[1]);
+    if (!Number.isInteger(pid)) throw new Error('INFO server named no process_id');
+    return pid;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Entity pollers and the kind whose count they must have observed for the baseline. */
+const BASELINE: ReadonlyArray<[string, keyof FleetSize]> = [
+  ['power', 'vehicles'],
+  ['robot_health', 'robots'],
+  ['robot_feedback', 'robots'],
+  ['robot_lease', 'robots'],
+  ['robot_config', 'robots'],
+];
+
+async function waitForBaseline(fleetwatch: FleetwatchProcess, spec: SizeSpec, ids: FleetIds): Promise<void> {
+  const deadline = Date.now() + 3 * spec.intervalMs + 60_000;
+  for (;;) {
+    const samples = await fleetwatch.metrics();
+    const done = BASELINE.every(
+      ([poller, kind]) =>
+        sumOf(samples, 'fleetwatch_poll_observations_total', `poller="${poller}"`) >= ids[kind].length,
+    );
+    if (done) return;
+    if (!fleetwatch.process.running) throw new Error(`fleetwatch exited (see ${fleetwatch.process.logFile})`);
+    if (Date.now() > deadline) throw new Error('fleetwatch did not poll the whole fleet within three cycles');
+    await delay(500);
+  }
+}
+
+/** Until every event fleetwatch made has reached the sink (the route sends each on its own). */
+async function waitForDrain(
+  fleetwatch: FleetwatchProcess,
+  sink: WebhookSink,
+  timeoutMs: number,
+): Promise<boolean> {
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await delay(500)) {
+    const events = sumOf(await fleetwatch.metrics(), 'fleetwatch_events_total');
+    if (sink.arrivals.length >= events) return true;
+  }
+  return false;
+}
+
+interface Flip {
+  key: string;
+  flippedAt: number;
+}
+
+/** Picks entities to change, each once, alternating vehicles (that answer power) and robots. */
+async function pickFlips(simulator: SimulatorProcess, ids: FleetIds, count: number, seed: number) {
+  const prng = new Prng(seed);
+  const shuffle = (list: readonly string[]): string[] => {
+    const copy = [...list];
+    for (let i = copy.length - 1; i > 0; i--) {
+      const j = Math.floor(prng.next() * (i + 1));
+      [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+    }
+    return copy;
+  };
+  const vehicles: string[] = [];
+  for (const id of shuffle(ids.vehicles)) {
+    if (vehicles.length >= Math.ceil(count / 2)) break;
+    if (await simulator.powerCapable(id)) vehicles.push(id);
+  }
+  const robots = shuffle(ids.robots).slice(0, Math.floor(count / 2));
+  const plan: Array<() => Promise<Flip>> = [];
+  for (let i = 0; i < Math.max(vehicles.length, robots.length); i++) {
+    const vehicle = vehicles[i];
+    const robot = robots[i];
+    if (vehicle) {
+      plan.push(async () => {
+        await simulator.flipVehiclePower(vehicle);
+        return { key: `vehicle.power.changed vehicle/${vehicle}`, flippedAt: Date.now() };
+      });
+    }
+    if (robot) {
+      plan.push(async () => {
+        await simulator.flipRobotAutonomy(robot);
+        return { key: `robot.autonomy.changed robot/${robot}`, flippedAt: Date.now() };
+      });
+    }
+  }
+  return { plan, random: () => prng.next() };
+}
+
+function delta(before: Samples, after: Samples, name: string, ...labels: string[]): number {
+  return sumOf(after, name, ...labels) - sumOf(before, name, ...labels);
+}
+
+export async function measureSize(
+  root: string,
+  spec: SizeSpec,
+  log: Log,
+  options: { profileDir?: string } = {},
+): Promise<SizeResult> {
+  const workDir = mkdtempSync(join(tmpdir(), `fleetwatch-bench-${spec.label}-`));
+  const entities = spec.vehicles + spec.robots;
+  const redis = await PrivateRedis.start();
+  const cleanups: Array<() => Promise<void>> = [() => redis.stop()];
+  try {
+    const simulator = await SimulatorProcess.start(root, spec, workDir);
+    cleanups.unshift(() => simulator.stop());
+    const token = await fetchToken(simulator.url);
+    const ids = await listIds(simulator.url, token);
+    log(`${spec.vehicles} vehicles and ${spec.robots} robots at ${simulator.url}; logs in ${workDir}`);
+
+    const undici = await runUndiciLoop(root, simulator.url);
+    log(
+      `bare undici loop: ${undici.requests} requests, ${(undici.cpuMicros / undici.requests).toFixed(0)} µs CPU each`,
+    );
+    let blackbox: BlackboxResult | undefined;
+    const exporter = findBlackbox();
+    if (exporter) {
+      blackbox = await runBlackbox({
+        ...exporter,
+        simulatorUrl: simulator.url,
+        token,
+        robots: ids.robots,
+        concurrency: 64,
+        workDir,
+      });
+      log(
+        `blackbox_exporter ${blackbox.version}: ${blackbox.probes} probes, ${(blackbox.cpuMicros / blackbox.probes).toFixed(0)} µs CPU each`,
+      );
+    }
+
+    // fleetwatch polls the lists as it starts and everything else from the next tick on: starting
+    // it shortly before a tick makes that tick the baseline cycle instead of the one after it.
+    const lead = Math.min(10_000, spec.intervalMs / 3);
+    let startAt = Math.ceil(Date.now() / spec.intervalMs) * spec.intervalMs - lead;
+    if (startAt < Date.now()) startAt += spec.intervalMs;
+    await delay(startAt - Date.now());
+
+    const sink = await WebhookSink.start();
+    cleanups.unshift(() => sink.close());
+    const fleetwatch = await FleetwatchProcess.start({
+      root,
+      workDir,
+      simulatorUrl: simulator.url,
+      redisUrl: redis.url,
+      sinkUrl: sink.url,
+      intervalMs: spec.intervalMs,
+      ...(options.profileDir ? { profileDir: options.profileDir } : {}),
+    });
+    let fleetwatchExit = 'still running';
+    cleanups.unshift(async () => {
+      await fleetwatch.stop();
+      const exit = fleetwatch.process.exit;
+      fleetwatchExit = exit ? (exit.signal ? `signal ${exit.signal}` : `exit ${exit.code}`) : 'unknown';
+    });
+    log(`fleetwatch polls every ${spec.intervalMs / 1000} s; waiting for the baseline cycle`);
+    await waitForBaseline(fleetwatch, spec, ids);
+
+    // Whatever the baseline announced (robots seeded unhealthy, ...) is delivered before measuring.
+    if (!(await waitForDrain(fleetwatch, sink, 120_000))) {
+      log('the baseline events were still being delivered when measuring began');
+    }
+
+    const flipsPerCycle = Math.min(100, Math.max(10, Math.round(entities * 0.005)));
+    const { plan, random } = await pickFlips(simulator, ids, flipsPerCycle * spec.cycles, 42);
+    const flips: Flip[] = [];
+
+    // The window starts on a tick so it holds whole cycles.
+    const windowStart = Math.ceil((Date.now() + 1_000) / spec.intervalMs) * spec.intervalMs;
+    await delay(windowStart - Date.now());
+    const fleetwatchPid = fleetwatch.process.pid;
+    const pids = {
+      fleetwatch: fleetwatchPid,
+      redis: await redisPid(redis.url),
+      simulator: simulator.process.pid,
+    };
+    const cpuBefore = {
+      fleetwatch: cpuMicros(pids.fleetwatch),
+      redis: cpuMicros(pids.redis),
+      simulator: cpuMicros(pids.simulator),
+    };
+    const requestsBefore = await simulator.requestsServed();
+    const metricsBefore = await fleetwatch.metrics();
+    const rss = new RssSampler(fleetwatchPid);
+    // Prometheus scrapes fleetwatch all the while: that work is part of the bill.
+    const scraper = setInterval(() => fleetwatch.metrics().catch(() => undefined), 15_000);
+
+    log(`measuring ${spec.cycles} cycles, changing ${flipsPerCycle} entities in each`);
+    const windowEnd = windowStart + spec.cycles * spec.intervalMs;
+    const flipTimes = plan
+      .map((_, i) => {
+        const cycle = Math.floor(i / flipsPerCycle);
+        return windowStart + (cycle + 0.05 + 0.75 * random()) * spec.intervalMs;
+      })
+      .sort((a, b) => a - b);
+    for (const [i, at] of flipTimes.entries()) {
+      await delay(Math.max(0, at - Date.now()));
+      flips.push(await plan[i]!());
+    }
+    await delay(Math.max(0, windowEnd - Date.now()));
+
+    const cpu = {
+      fleetwatch: cpuMicros(pids.fleetwatch) - cpuBefore.fleetwatch,
+      redis: cpuMicros(pids.redis) - cpuBefore.redis,
+      simulator: cpuMicros(pids.simulator) - cpuBefore.simulator,
+    };
+    const polls = (await simulator.requestsServed()) - requestsBefore;
+    const metricsAfter = await fleetwatch.metrics();
+    const memory = rss.stop();
+    clearInterval(scraper);
+    const windowMs = Date.now() - windowStart;
+
+    const expected = new Map(flips.map((flip) => [flip.key, flip.flippedAt]));
+    const arrivedKeys = (): Set<string> => new Set(sink.arrivals.map((a) => `${a.type} ${a.subject}`));
+    await sink.waitUntil(
+      () => {
+        const arrived = arrivedKeys();
+        return [...expected.keys()].every((key) => arrived.has(key));
+      },
+      2 * spec.intervalMs + 10_000,
+    );
+    const matched = sink.arrivals.filter((a) => expected.has(`${a.type} ${a.subject}`));
+    const firstArrival = new Map<string, (typeof matched)[number]>();
+    for (const arrival of matched) {
+      const key = `${arrival.type} ${arrival.subject}`;
+      if (!firstArrival.has(key)) firstArrival.set(key, arrival);
+    }
+    const arrivals = [...firstArrival.entries()];
+    const observations = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_observations_total');
+    const overruns = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_cycle_overrun_total');
+    const leaseHeld = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="lease_held"');
+    const staleTicks = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="skipped"');
+    const events = sumOf(metricsAfter, 'fleetwatch_events_total');
+
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+    return {
+      spec,
+      entities,
+      windowMs,
+      polls,
+      pollsPerSecond: polls / (windowMs / 1000),
+      observations,
+      fleetwatch: {
+        cpuMicros: cpu.fleetwatch,
+        cpuPerPoll: cpu.fleetwatch / polls,
+        cpuPerObservation: cpu.fleetwatch / observations,
+        cores: cpu.fleetwatch / 1000 / windowMs,
+      },
+      redis: { cpuMicros: cpu.redis, cpuPerPoll: cpu.redis / polls },
+      simulator: { cpuPerPoll: cpu.simulator / polls },
+      memory: {
+        meanRss: memory.meanBytes,
+        maxRss: memory.maxBytes,
+        maxRssPerThousand: memory.maxBytes / (entities / 1000),
+      },
+      latency: {
+        flips: flips.length,
+        delivered: arrivals.length,
+        beyondPoll: percentiles(arrivals.map(([, a]) => a.arrivedAt - a.observedAt)),
+        changeToWebhook: percentiles(
+          arrivals.map(([key, a]) => a.arrivedAt - (expected.get(key) ?? Number.NaN)),
+        ),
+      },
+      cycles: {
+        overruns,
+        leaseHeld,
+        staleTicks,
+        withinInterval: overruns === 0 && leaseHeld === 0 && staleTicks === 0,
+      },
+      events,
+      deliveries: sink.deliveries,
+      undici,
+      ...(blackbox ? { blackbox } : {}),
+      fleetwatchExit,
+    };
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  }
+}

@@ -1,0 +1,137 @@
+import { execFileSync } from 'node:child_process';
+import { cpus, release, totalmem } from 'node:os';
+import type { SizeResult } from './measure.js';
+
+/** BENCHMARKS.md (the generated block) and the JSON beside it. */
+
+export const TARGETS = {
+  entities: 40_000,
+  intervalMs: 60_000,
+  cores: 2,
+  cpuPerPollMicros: 300,
+  beyondPollP99Ms: 100,
+  rssPerThousandBytes: 10 * 1024 * 1024,
+} as const;
+
+export const BLOCK_START = '<!-- bench:results:start -->';
+export const BLOCK_END = '<!-- bench:results:end -->';
+
+export interface Machine {
+  cpu: string;
+  cores: number;
+  memoryGiB: number;
+  kernel: string;
+  node: string;
+  redis: string;
+  commit: string;
+  date: string;
+}
+
+function quiet(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+export function describeMachine(root: string): Machine {
+  const list = cpus();
+  return {
+    cpu: list[0]?.model.trim() ?? 'unknown',
+    cores: list.length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    redis: /v=(\S+)/.exec(quiet('redis-server', ['--version']))?.[1] ?? 'unknown',
+    commit: quiet('git', ['-C', root, 'rev-parse', '--short', 'HEAD']),
+    date: new Date().toISOString(),
+  };
+}
+
+const us = (value: number): string => (Number.isFinite(value) ? `${Math.round(value)} µs` : 'n/a');
+const ms = (value: number): string => (Number.isFinite(value) ? `${Math.round(value)} ms` : 'n/a');
+const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const times = (value: number): string => (Number.isFinite(value) ? `${value.toFixed(1)}×` : 'n/a');
+const count = (value: number): string => Math.round(value).toLocaleString('en-US');
+
+function verdict(met: boolean, missedBy: string): string {
+  return met ? 'met' : `**missed** by ${missedBy}`;
+}
+
+function percentOver(actual: number, limit: number): string {
+  return `${Math.round((actual / limit - 1) * 100)} % (${actual >= 10 ? Math.round(actual) : actual.toFixed(1)} vs ${limit})`;
+}
+
+function targetRows(results: readonly SizeResult[], machine: Machine): string[] {
+  const target = results.find(
+    (r) => r.entities === TARGETS.entities && r.spec.intervalMs === TARGETS.intervalMs,
+  );
+  if (!target) return ['The 40,000-entity size was not run, so the targets were not checked.'];
+  const cpu = target.fleetwatch.cpuPerPoll;
+  const p99 = target.latency.beyondPoll.p99;
+  const rss = target.memory.maxRssPerThousand;
+  const rows = [
+    '| target | measured at 40k | verdict |',
+    '|---|---|---|',
+    `| 40,000 entities on a 60 s cycle on ${TARGETS.cores} cores | ${target.cycles.overruns} overruns, ${target.cycles.leaseHeld} entities skipped, ${machine.cores} cores | ${verdict(target.cycles.withinInterval && machine.cores <= TARGETS.cores, `${target.cycles.overruns} overrunning jobs`)} |`,
+    `| ≤ ${TARGETS.cpuPerPollMicros} µs fleetwatch CPU per poll | ${us(cpu)} | ${verdict(cpu <= TARGETS.cpuPerPollMicros, percentOver(cpu, TARGETS.cpuPerPollMicros))} |`,
+    `| change-to-webhook p99 ≤ ${TARGETS.beyondPollP99Ms} ms beyond the poll | ${ms(p99)} | ${verdict(p99 <= TARGETS.beyondPollP99Ms, percentOver(p99, TARGETS.beyondPollP99Ms))} |`,
+    `| ≤ 10 MB RSS per 1,000 entities | ${mb(rss)} | ${verdict(rss <= TARGETS.rssPerThousandBytes, percentOver(rss / 2 ** 20, 10))} |`,
+  ];
+  return rows;
+}
+
+export function renderBlock(results: readonly SizeResult[], machine: Machine): string {
+  const lines: string[] = [
+    BLOCK_START,
+    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Linux ${machine.kernel}, Node ${machine.node}, Redis ${machine.redis}. Everything (simulator, Redis, fleetwatch, the webhook receiver) ran on this one machine.`,
+    '',
+    '### fleetwatch',
+    '',
+    '| size | vehicles + robots | cycle | polls/s | CPU/poll fleetwatch | CPU/poll Redis | fleetwatch cores | p50 / p99 beyond the poll | p50 / p99 change to webhook | max RSS | RSS per 1k | cycles inside interval |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of results) {
+    lines.push(
+      `| ${r.spec.label} | ${count(r.spec.vehicles)} + ${count(r.spec.robots)} | ${r.spec.intervalMs / 1000} s × ${r.spec.cycles} | ${count(r.pollsPerSecond)} | ${us(r.fleetwatch.cpuPerPoll)} | ${us(r.redis.cpuPerPoll)} | ${r.fleetwatch.cores.toFixed(2)} | ${ms(r.latency.beyondPoll.p50)} / ${ms(r.latency.beyondPoll.p99)} | ${ms(r.latency.changeToWebhook.p50)} / ${ms(r.latency.changeToWebhook.p99)} | ${mb(r.memory.maxRss)} | ${mb(r.memory.maxRssPerThousand)} | ${r.cycles.withinInterval ? 'yes' : `no (${r.cycles.overruns} overruns, ${r.cycles.leaseHeld} skipped)`} |`,
+    );
+  }
+  lines.push(
+    '',
+    '### References and ratios',
+    '',
+    '| size | bare undici loop CPU/request | fleetwatch ÷ undici | blackbox_exporter CPU/probe | fleetwatch ÷ blackbox | changes delivered | fleetwatch exit |',
+    '|---|---|---|---|---|---|---|',
+  );
+  for (const r of results) {
+    const undici = r.undici.cpuMicros / r.undici.requests;
+    const blackbox = r.blackbox ? r.blackbox.cpuMicros / r.blackbox.probes : Number.NaN;
+    lines.push(
+      `| ${r.spec.label} | ${us(undici)} | ${times(r.fleetwatch.cpuPerPoll / undici)} | ${r.blackbox ? `${us(blackbox)} (${r.blackbox.version})` : 'not installed'} | ${r.blackbox ? times(r.fleetwatch.cpuPerPoll / blackbox) : 'n/a'} | ${r.latency.delivered} of ${r.latency.flips} | ${r.fleetwatchExit} |`,
+    );
+  }
+  lines.push('', '### Targets', '', ...targetRows(results, machine), BLOCK_END);
+  return lines.join('\n');
+}
+
+export const TEMPLATE_HEAD = `# Benchmarks
+
+How much fleetwatch costs per poll, how fast a change reaches a webhook, and how much memory a
+fleet takes, next to what this machine can do at all (a bare undici loop) and what a peer spends
+(Prometheus' blackbox_exporter). Reproduce with \`npm run bench\` (see the README); the numbers
+below are rewritten by it, the text around them is not.
+
+`;
+
+/** Replaces the generated block of an existing BENCHMARKS.md, or starts a new one. */
+export function mergeReport(existing: string | undefined, block: string): string {
+  if (existing) {
+    const start = existing.indexOf(BLOCK_START);
+    const end = existing.indexOf(BLOCK_END);
+    if (start >= 0 && end > start) {
+      return `${existing.slice(0, start)}${block}${existing.slice(end + BLOCK_END.length)}`;
+    }
+  }
+  return `${TEMPLATE_HEAD}${block}\n`;
+}
