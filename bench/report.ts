@@ -79,6 +79,15 @@ function targetRows(results: readonly SizeResult[], machine: Machine): string[] 
     `| change-to-webhook p99 ≤ ${TARGETS.beyondPollP99Ms} ms beyond the poll | ${ms(p99)} | ${verdict(p99 <= TARGETS.beyondPollP99Ms, percentOver(p99, TARGETS.beyondPollP99Ms))} |`,
     `| ≤ 10 MB RSS per 1,000 entities | ${mb(rss)} | ${verdict(rss <= TARGETS.rssPerThousandBytes, percentOver(rss / 2 ** 20, 10))} |`,
   ];
+  const smallest = results.reduce((a, b) => (b.entities < a.entities ? b : a));
+  if (smallest !== target) {
+    const slope =
+      (target.memory.maxRss - smallest.memory.maxRss) / ((target.entities - smallest.entities) / 1000);
+    rows.push(
+      '',
+      `Memory that grows with the fleet, from ${smallest.spec.label} to ${target.spec.label}: ${mb(slope)} per 1,000 entities (the rest is the runtime and its libraries, the same for any fleet).`,
+    );
+  }
   return rows;
 }
 
