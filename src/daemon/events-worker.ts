@@ -41,6 +41,9 @@ export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? DEFAULT_PREFIX),
       concurrency: options.concurrency ?? 16,
+      // Dispatching an event is idempotent, so a job whose replica died under it is simply run
+      // again; BullMQ's default (fail it after its second stall) would drop its notification.
+      maxStalledCount: 1_000,
     },
   );
   let failing = false;

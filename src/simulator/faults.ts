@@ -14,6 +14,8 @@ export const faultOptionsSchema = z
     latencyJitterMs: z.number().int().min(0).max(600_000).optional(),
     timeoutRate: rate.optional(),
     malformedRate: rate.optional(),
+    slowBodyRate: rate.optional(),
+    slowBodyMs: z.number().int().min(1).max(600_000).optional(),
     scope: z.union([scope, z.array(scope).min(1)]).optional(),
     targets: z.array(z.string().min(1)).optional(),
   })
@@ -27,9 +29,12 @@ export interface FaultDecision {
   outcome: 'none' | 'timeout' | number;
   /** Run the operation but truncate the JSON body of the answer. */
   malformed: boolean;
+  /** Run the operation, send the headers, then trickle the body out over this long (0: at once). */
+  slowBodyMs: number;
 }
 
-const NO_FAULT: FaultDecision = { delayMs: 0, outcome: 'none', malformed: false };
+const NO_FAULT: FaultDecision = { delayMs: 0, outcome: 'none', malformed: false, slowBodyMs: 0 };
+export const DEFAULT_SLOW_BODY_MS = 10_000;
 
 /** Decides per request which fault (if any) applies. Seeded so a run is reproducible. */
 export class FaultInjector {
@@ -60,7 +65,8 @@ export class FaultInjector {
       (parsed.latencyMs ?? 0) > 0 ||
       (parsed.latencyJitterMs ?? 0) > 0 ||
       (parsed.timeoutRate ?? 0) > 0 ||
-      (parsed.malformedRate ?? 0) > 0;
+      (parsed.malformedRate ?? 0) > 0 ||
+      (parsed.slowBodyRate ?? 0) > 0;
     return this.get();
   }
 
@@ -95,6 +101,8 @@ export class FaultInjector {
       }
     }
     const malformed = outcome === 'none' && !!o.malformedRate && this.prng.chance(o.malformedRate);
-    return { delayMs, outcome, malformed };
+    // Drawn last, and only when asked for, so the draws of seeded runs without it stay the same.
+    const slow = outcome === 'none' && !malformed && !!o.slowBodyRate && this.prng.chance(o.slowBodyRate);
+    return { delayMs, outcome, malformed, slowBodyMs: slow ? (o.slowBodyMs ?? DEFAULT_SLOW_BODY_MS) : 0 };
   }
 }

@@ -16,6 +16,8 @@ export interface Ctx {
   query: string;
   now: number;
   operation: string;
+  /** A slow-body fault drawn for this request: its answer's body takes this long (ms) to send. */
+  slowBodyMs?: number;
 }
 
 /** What the route modules share. */
@@ -49,7 +51,36 @@ export function sendRaw(ctx: Ctx, status: number, text: string, malformed = fals
     'content-length': Buffer.byteLength(out),
     'cache-control': 'no-store',
   });
-  res.end(out);
+  if (ctx.slowBodyMs) trickle(res, Buffer.from(out), ctx.slowBodyMs);
+  else res.end(out);
+}
+
+/** Pieces a slow body is cut into: each gap stays well under a client's idle (between-chunks) timer. */
+const SLOW_BODY_PIECES = 20;
+
+/**
+ * Writes `body` in even pieces spread over `totalMs`, the last one at the end. A client that gives
+ * up closes the socket, which stops the trickle.
+ */
+function trickle(res: ServerResponse, body: Buffer, totalMs: number): void {
+  const pieces = Math.max(1, Math.min(SLOW_BODY_PIECES, body.length));
+  const size = Math.ceil(body.length / pieces);
+  const gapMs = totalMs / pieces;
+  let sent = 0;
+  res.flushHeaders();
+  const next = () => {
+    if (res.destroyed) return;
+    const piece = body.subarray(sent, sent + size);
+    sent += piece.length;
+    if (sent >= body.length) {
+      res.end(piece);
+      return;
+    }
+    res.write(piece);
+    timer = setTimeout(next, gapMs);
+  };
+  let timer = setTimeout(next, gapMs);
+  res.once('close', () => clearTimeout(timer));
 }
 
 export interface Body {
@@ -134,6 +165,10 @@ export async function preflight(
     return undefined;
   }
   if (decision.malformed) deps.stats.fault('malformed');
+  if (decision.slowBodyMs > 0) {
+    deps.stats.fault('slowBody');
+    ctx.slowBodyMs = decision.slowBodyMs;
+  }
   return decision;
 }
 

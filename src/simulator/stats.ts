@@ -15,7 +15,7 @@ export class Stats {
       since: new Date().toISOString(),
       tokenRequests: { total: 0, byStatus: {} },
       requests: {},
-      faults: { status: 0, timeout: 0, malformed: 0, delayed: 0 },
+      faults: { status: 0, timeout: 0, malformed: 0, delayed: 0, slowBody: 0 },
       contractViolations: { total: 0, recent: [] },
     };
   }

@@ -65,6 +65,13 @@ export interface FaultOptions {
   timeoutRate?: number;
   /** Answer the success status with a truncated, unparseable JSON body. */
   malformedRate?: number;
+  /**
+   * Send the status and headers at once, then trickle the body out over `slowBodyMs`: a client
+   * whose deadline covers only the headers (or only the gap between chunks) waits it out.
+   */
+  slowBodyRate?: number;
+  /** How long a slow body takes from the headers to its last byte (default 10 s). */
+  slowBodyMs?: number;
   /** Which surface the faults hit (default 'all'). */
   scope?: FaultScope | FaultScope[];
   /** Only requests addressing these vehicle ids / device ids (list and token calls are then spared). */
@@ -161,7 +168,7 @@ export interface SimStats {
   tokenRequests: { total: number; byStatus: Record<string, number> };
   /** operation → status (or 'timeout') → count. Operations: /v1 operationIds, 'token', 'list_robots', 'robot:<METHOD> <path>'. */
   requests: Record<string, Record<string, number>>;
-  faults: { status: number; timeout: number; malformed: number; delayed: number };
+  faults: { status: number; timeout: number; malformed: number; delayed: number; slowBody: number };
   contractViolations: { total: number; recent: ContractViolation[] };
 }
 

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_NAMES } from '../../src/queues/names.js';
-import { type Simulator, type SimulatorControl, startSimulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { EventLog } from '../../src/store/event-log.js';
 import { storeKeys } from '../../src/store/keys.js';
 import { DEFAULT_RELAY_GROUP } from '../../src/store/outbox-relay.js';
@@ -12,19 +12,16 @@ import {
   removeConfigFiles,
   writeDaemonConfig,
 } from '../support/daemon-process.js';
+import { type Change, FleetScript } from '../support/fleet-script.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
 import {
   addQuietFleet,
   discoveredEvents,
   type EventKey,
-  type ExpectedEvent,
   eventKey,
   fleetIds,
-  longLease,
-  robotSubject,
   Scenario,
   seededRandom,
-  vehicleSubject,
   waitFor,
   waitForEntityBaseline,
   waitForHandOff,
@@ -43,159 +40,6 @@ import {
 
 const KILLS = Number(process.env.CHAOS_KILLS ?? 18);
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_000);
-
-interface Change {
-  entity: string;
-  label: string;
-  apply(): void;
-  events: ExpectedEvent[];
-}
-
-interface VehicleModel {
-  vpn: boolean;
-  power: 'on' | 'off';
-}
-
-interface RobotModel {
-  healthy: boolean;
-  lease: string | null;
-  driving: boolean;
-  route: 1 | 2;
-}
-
-/** What the test has told the simulator, and the next change for an entity with the event(s) it must cause. */
-class FleetScript {
-  readonly vehicles = new Map<string, VehicleModel>();
-  readonly robots = new Map<string, RobotModel>();
-  #addresses = 0;
-
-  constructor(
-    readonly control: SimulatorControl,
-    ids: { vehicles: string[]; robots: string[] },
-    readonly random: () => number,
-  ) {
-    for (const id of ids.vehicles) this.vehicles.set(id, { vpn: true, power: 'off' });
-    for (const id of ids.robots)
-      this.robots.set(id, { healthy: true, lease: null, driving: false, route: 1 });
-  }
-
-  get entities(): string[] {
-    return [...this.vehicles.keys(), ...this.robots.keys()];
-  }
-
-  #pick<T>(options: readonly T[]): T {
-    return options[Math.floor(this.random() * options.length)]!;
-  }
-
-  next(entity: string): Change | undefined {
-    const vehicle = this.vehicles.get(entity);
-    if (vehicle) return this.#vehicleChange(entity, vehicle);
-    const robot = this.robots.get(entity);
-    return robot ? this.#robotChange(entity, robot) : undefined;
-  }
-
-  #vehicleChange(id: string, model: VehicleModel): Change {
-    const subject = vehicleSubject(id);
-    const kind = this.#pick(['vpn', 'ip', 'power'] as const);
-    if (kind === 'vpn') {
-      const vpn = !model.vpn;
-      return {
-        entity: id,
-        label: `${id} vpn ${vpn ? 'up' : 'down'}`,
-        apply: () => {
-          this.control.updateVehicle(id, { vpnConnected: vpn });
-          model.vpn = vpn;
-        },
-        events: [{ type: vpn ? 'vehicle.vpn.connected' : 'vehicle.vpn.disconnected', subject }],
-      };
-    }
-    if (kind === 'ip') {
-      this.#addresses += 1;
-      const address = `10.77.${(this.#addresses >>> 8) & 0xff}.${this.#addresses & 0xff}`;
-      return {
-        entity: id,
-        label: `${id} ip ${address}`,
-        apply: () => this.control.updateVehicle(id, { ipAddress: address }),
-        events: [{ type: 'vehicle.ip.changed', subject }],
-      };
-    }
-    const power = model.power === 'on' ? 'off' : 'on';
-    return {
-      entity: id,
-      label: `${id} power ${power}`,
-      apply: () => {
-        this.control.updateVehicle(id, { state: power });
-        model.power = power;
-      },
-      events: [{ type: 'vehicle.power.changed', subject }],
-    };
-  }
-
-  #robotChange(id: string, model: RobotModel): Change | undefined {
-    const subject = robotSubject(id);
-    if (!model.healthy) {
-      return {
-        entity: id,
-        label: `${id} up`,
-        apply: () => {
-          this.control.updateRobot(id, { healthy: true });
-          model.healthy = true;
-        },
-        events: [{ type: 'robot.health.up', subject }],
-      };
-    }
-    // One robot down at a time, so the robot API's error ratio never looks like an upstream outage.
-    const anotherDown = [...this.robots.values()].some((robot) => !robot.healthy);
-    const kind = this.#pick(
-      anotherDown ? (['lease', 'state', 'route'] as const) : (['health', 'lease', 'state', 'route'] as const),
-    );
-    if (kind === 'health') {
-      return {
-        entity: id,
-        label: `${id} down`,
-        apply: () => {
-          this.control.updateRobot(id, { healthy: false });
-          model.healthy = false;
-        },
-        events: [{ type: 'robot.health.down', subject }],
-      };
-    }
-    if (kind === 'lease') {
-      const holder = model.lease === null ? 'teleop-1' : model.lease === 'teleop-1' ? 'teleop-2' : null;
-      return {
-        entity: id,
-        label: `${id} lease ${holder}`,
-        apply: () => {
-          this.control.updateRobot(id, { lease: holder === null ? null : longLease(holder) });
-          model.lease = holder;
-        },
-        events: [{ type: 'robot.lease.changed', subject }],
-      };
-    }
-    if (kind === 'state') {
-      const driving = !model.driving;
-      return {
-        entity: id,
-        label: `${id} ${driving ? 'DRIVING' : 'IDLE'}`,
-        apply: () => {
-          this.control.updateRobot(id, { feedback: { vehicleState: driving ? 'DRIVING' : 'IDLE' } });
-          model.driving = driving;
-        },
-        events: [{ type: 'robot.state.changed', subject }],
-      };
-    }
-    const route = model.route === 1 ? 2 : 1;
-    return {
-      entity: id,
-      label: `${id} route-${route}`,
-      apply: () => {
-        this.control.updateRobot(id, { loadedRoute: `route-${route}` });
-        model.route = route;
-      },
-      events: [{ type: 'robot.config.changed', subject }],
-    };
-  }
-}
 
 /** What killed replicas left behind: poll jobs still locked, poll leases, unacknowledged outbox entries. */
 async function abandoned(redis: Redis, prefix: string): Promise<string> {

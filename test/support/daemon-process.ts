@@ -47,8 +47,11 @@ export interface DaemonConfigOptions {
   /** `worker.shutdown_grace` (default `5s`). */
   shutdownGrace?: string;
   logLevel?: 'trace' | 'debug' | 'info' | 'warn' | 'error';
-  /** Merged over the generated document at the top level (one level deep per section). */
-  extra?: Record<string, Record<string, unknown>>;
+  /**
+   * Merged over the generated document at the top level (one level deep per section); a list (such
+   * as `receivers`) replaces the section.
+   */
+  extra?: Record<string, Record<string, unknown> | readonly unknown[]>;
 }
 
 /** The config document the tests run daemons with: 1 s intervals, thresholds of 1, JSON logs. */
@@ -65,7 +68,7 @@ export function daemonConfig(options: DaemonConfigOptions): Record<string, unkno
       ...options.pollers?.[name],
     };
   }
-  const document: Record<string, Record<string, unknown> | string> = {
+  const document: Record<string, Record<string, unknown> | readonly unknown[] | string> = {
     installation: options.installation ?? 'itest',
     upstream: {
       base_url: options.upstreamUrl,
@@ -89,7 +92,10 @@ export function daemonConfig(options: DaemonConfigOptions): Record<string, unkno
   };
   for (const [section, values] of Object.entries(options.extra ?? {})) {
     const current = document[section];
-    document[section] = typeof current === 'object' ? { ...current, ...values } : values;
+    document[section] =
+      typeof current === 'object' && !Array.isArray(current) && !Array.isArray(values)
+        ? { ...current, ...values }
+        : values;
   }
   return document;
 }
@@ -289,9 +295,14 @@ export class ReplicaSet {
     const running = this.running;
     if (running.length === 0) throw new Error('no replica is running');
     const killed = running[Math.floor(random() * running.length)]!;
-    await killed.kill();
+    return { killed, started: await this.replace(killed) };
+  }
+
+  /** SIGKILLs `daemon` (one of this set's) and starts a replacement. */
+  async replace(daemon: DaemonProcess): Promise<DaemonProcess> {
+    await daemon.kill();
     const [started] = this.start(1);
-    return { killed, started: started! };
+    return started!;
   }
 
   /** SIGTERMs every running replica at once and waits; returns the exits in start order. */

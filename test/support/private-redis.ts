@@ -1,14 +1,25 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { redisAnswers } from '../../src/demo/redis.js';
 
 /**
- * A `redis-server` of the test's own, on a free loopback port, with no persistence: stopping it
- * loses every key (which is what a Redis restart without persistence, or a failover to an empty
- * replica, does to fleetwatch). It can be stopped and started again on the same port.
+ * A `redis-server` of the test's own, on a free loopback port. By default with no persistence:
+ * stopping it loses every key (which is what a Redis restart without persistence, or a failover to
+ * an empty replica, does to fleetwatch). With `persistence: 'aof'` it keeps an append-only file in a
+ * temporary directory, fsynced before every reply (`appendfsync always`), so a restart, even after
+ * SIGKILL, comes back with every write it acknowledged: how a production Redis that must not lose
+ * state is run. It can be stopped and started again on the same port.
  */
+
+export interface PrivateRedisOptions {
+  /** `none` (default): every restart starts empty. `aof`: the data survives restarts. */
+  persistence?: 'none' | 'aof';
+}
 
 /** A TCP port nothing listens on right now (the OS picks it). */
 export function freePort(): Promise<number> {
@@ -36,19 +47,24 @@ function pingOnce(port: number): Promise<boolean> {
 
 export class PrivateRedis {
   readonly port: number;
+  readonly persistence: 'none' | 'aof';
+  /** Where the append-only file lives (`aof` only). */
+  readonly #dataDir: string | undefined;
   #process: ChildProcess | undefined;
   #exited: Promise<void> = Promise.resolve();
   #lines: string[] = [];
   /** How many times the server was started (1 after `PrivateRedis.start`). */
   starts = 0;
 
-  private constructor(port: number) {
+  private constructor(port: number, options: PrivateRedisOptions) {
     this.port = port;
+    this.persistence = options.persistence ?? 'none';
+    this.#dataDir = this.persistence === 'aof' ? mkdtempSync(join(tmpdir(), 'fleetwatch-redis-')) : undefined;
   }
 
   /** Starts a server on `port` (default: a free one) and resolves once it answers PING. */
-  static async start(port?: number): Promise<PrivateRedis> {
-    const redis = new PrivateRedis(port ?? (await freePort()));
+  static async start(port?: number, options: PrivateRedisOptions = {}): Promise<PrivateRedis> {
+    const redis = new PrivateRedis(port ?? (await freePort()), options);
     await redis.start();
     return redis;
   }
@@ -66,12 +82,15 @@ export class PrivateRedis {
     return this.#lines.join('\n');
   }
 
-  /** Starts the server again on the same port (empty: nothing was persisted). */
+  /** Starts the server again on the same port (empty, unless it persists to an append-only file). */
   async start(timeoutMs = 10_000): Promise<void> {
     if (this.#process) throw new Error(`redis-server on port ${this.port} is already running`);
+    const persistence = this.#dataDir
+      ? ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', this.#dataDir]
+      : ['--appendonly', 'no'];
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1'],
+      ['--port', String(this.port), '--save', '', ...persistence, '--bind', '127.0.0.1'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.starts += 1;
@@ -133,5 +152,11 @@ export class PrivateRedis {
     }
     await this.#exited;
     this.#process = undefined;
+  }
+
+  /** Stops the server (SIGKILL) and deletes its append-only file, if it kept one. */
+  async dispose(): Promise<void> {
+    await this.stop('kill');
+    if (this.#dataDir) rmSync(this.#dataDir, { recursive: true, force: true });
   }
 }

@@ -35,6 +35,8 @@ export interface VerifiedDelivery {
   /** Epoch ms. */
   receivedAt: number;
   answer: ScriptedResponse;
+  /** The sender's port: with `connectionOwner` (socket-owner.ts), which process sent it. */
+  remotePort: number;
 }
 
 export interface RejectedDelivery {
@@ -58,7 +60,8 @@ export class WebhookReceiver {
   readonly #verifiers: Webhook[];
   readonly #script: ScriptedResponse[] = [];
   readonly #changes = new EventEmitter();
-  readonly #fallback: ScriptedResponse;
+  #fallback: ScriptedResponse;
+  #port = 0;
   #url = '';
 
   private constructor(options: WebhookReceiverOptions) {
@@ -92,6 +95,7 @@ export class WebhookReceiver {
       receiver.#server.listen(0, '127.0.0.1', () => resolve());
     });
     const { port } = receiver.#server.address() as AddressInfo;
+    receiver.#port = port;
     receiver.#url = `http://127.0.0.1:${port}/hooks/fleetwatch`;
     return receiver;
   }
@@ -100,10 +104,44 @@ export class WebhookReceiver {
     return this.#url;
   }
 
+  get port(): number {
+    return this.#port;
+  }
+
   /** Queues answers for the next verified requests, in order; then the fallback applies. */
   respondWith(...answers: ScriptedResponse[]): this {
     this.#script.push(...answers);
     return this;
+  }
+
+  /** Replaces the answer given once the script is used up (an outage: 503; its end: 200). */
+  answerWith(answer: ScriptedResponse): this {
+    this.#fallback = answer;
+    return this;
+  }
+
+  /** The verified requests it answered with a 2xx: what the sender counts as delivered. */
+  accepted(): VerifiedDelivery[] {
+    return this.deliveries.filter((delivery) => {
+      const status = typeof delivery.answer === 'object' ? delivery.answer.status : delivery.answer;
+      return typeof status === 'number' && status >= 200 && status < 300;
+    });
+  }
+
+  /** Stops listening and drops open connections: until `listen()`, connecting is refused. */
+  async refuseConnections(): Promise<void> {
+    await this.close();
+  }
+
+  /** Listens again on the same port (after `refuseConnections`). */
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.#port, '127.0.0.1', () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
   }
 
   /** Every event received, once per `webhook-id`: what a receiver that deduplicates processes. */
@@ -174,6 +212,7 @@ export class WebhookReceiver {
       events: (Array.isArray(payload) ? payload : [payload]) as FleetEvent[],
       receivedAt,
       answer,
+      remotePort: request.socket.remotePort ?? 0,
     });
     this.#changes.emit('change');
     return answer;
