@@ -64,7 +64,6 @@ export class WebhookSink {
     }
     for (const event of (Array.isArray(parsed) ? parsed : [parsed]) as CloudEventLike[]) {
       if (typeof event.type !== 'string' || typeof event.subject !== 'string') continue;
-      process.stderr.write(`ARR ${String(event.id)} ${arrivedAt} ${String(event.time)}\n`);
       this.arrivals.push({
         id: String(event.id),
         type: event.type,
