@@ -57,6 +57,40 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 
 export const USER_AGENT = `fleetwatch/${VERSION}`;
 
+/** Controllers to abort with each caller signal: one listener per signal, not one per request. */
+const linked = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/**
+ * Aborts `controller` when `signal` aborts (at once if it already has); returns the unlink. A
+ * long-lived signal (the daemon's shutdown) guards thousands of requests a minute: a listener
+ * each would pile up on it.
+ */
+function linkAbort(signal: AbortSignal, controller: AbortController): () => void {
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return () => {};
+  }
+  let controllers = linked.get(signal);
+  if (!controllers) {
+    const set = new Set<AbortController>();
+    controllers = set;
+    linked.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const each of set) each.abort(signal.reason);
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  controllers.add(controller);
+  const set = controllers;
+  return () => {
+    set.delete(controller);
+  };
+}
+
 function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -113,9 +147,7 @@ export class HttpClient {
     // new dependent signal to the caller's long-lived one on every request.
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new Error('request deadline exceeded')), timeoutMs);
-    const callerAborted = (): void => deadline.abort(request.signal?.reason);
-    if (request.signal?.aborted) callerAborted();
-    else request.signal?.addEventListener('abort', callerAborted, { once: true });
+    const unlink = request.signal ? linkAbort(request.signal, deadline) : undefined;
     const signal = deadline.signal;
     const ctx: ErrorContext = {
       operation: request.operation,
@@ -157,7 +189,7 @@ export class HttpClient {
       throw new NetworkError(ctx, networkReason(error), error);
     } finally {
       clearTimeout(timer);
-      request.signal?.removeEventListener('abort', callerAborted);
+      unlink?.();
       release();
     }
   }
