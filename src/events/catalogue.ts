@@ -588,7 +588,8 @@ function buildEventSchema(type: FleetEventType) {
       id: z.string().min(1).describe('Stable: a retried hand-off carries the same id.'),
       source: z.string().regex(/^fleetwatch\/.+$/),
       type: z.literal(type),
-      subject: z.string().regex(new RegExp(`^${escapeRegExp(definition.subject)}/.+$`)),
+      // Any id: upstream ids are opaque strings (a newline included).
+      subject: z.string().regex(new RegExp(`^${escapeRegExp(definition.subject)}/[\\s\\S]+$`)),
       time: isoTime.describe('Observation time.'),
       datacontenttype: z.literal('application/json'),
       data: eventDataSchema(type),
