@@ -132,6 +132,13 @@ export const workerSchema = z
       .min(0, { error: 'must be between 0 and 0.9' })
       .max(0.9, { error: 'must be between 0 and 0.9 (leave time for the last shard to finish)' })
       .default(0.5),
+    /**
+     * When a replica dies without stopping (SIGKILL, a lost node), the poll, event and delivery
+     * jobs it held, and the outbox entries it was relaying, are taken over after this long
+     * (BullMQ's job lock and stalled-job check). Shorter moves work sooner and renews locks more
+     * often (every half of it).
+     */
+    takeover_after: duration.refine((ms) => ms >= 2_000, { error: 'must be at least 2s' }).default(30_000),
   })
   .strict();
 

@@ -173,8 +173,10 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   });
   // One delivery worker per receiver (notifiers/delivery): retries, holds, dead letters.
   const onOutcome = options.delivery?.onOutcome;
+  const takeover = config.worker.takeover_after;
   const delivery = startDelivery({
     ...options.delivery,
+    tuning: { lockDuration: takeover, stalledInterval: takeover, ...options.delivery?.tuning },
     config,
     logger,
     store,
@@ -228,6 +230,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     prefix,
     runner,
     concurrency: config.worker.concurrency,
+    lockDuration: takeover,
+    stalledInterval: takeover,
     logger,
   });
   pollWorker.on('failed', (job) => metrics.hooks.poll.jobFailed(job?.data?.poller));
@@ -246,6 +250,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     logger,
     dispatch: notifications.dispatch,
     onEvent: options.onEvent,
+    lockDuration: takeover,
+    stalledInterval: takeover,
   });
   const relay = new OutboxRelay({
     redis: producer,
@@ -253,7 +259,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     prefix,
     logger,
     ...(options.relay?.blockMs === undefined ? {} : { blockMs: options.relay.blockMs }),
-    ...(options.relay?.claimIdleMs === undefined ? {} : { claimIdleMs: options.relay.claimIdleMs }),
+    claimIdleMs: options.relay?.claimIdleMs ?? takeover,
   });
 
   metrics.bind({

@@ -20,6 +20,9 @@ export interface EventsWorkerOptions {
   dispatch?: (event: FleetEvent) => Promise<unknown>;
   /** Called per event once dispatched (tests). */
   onEvent?: (event: FleetEvent) => void | Promise<void>;
+  /** BullMQ job lock and stalled-job check (default 30 s each): how soon a dead replica's job moves. */
+  lockDuration?: number;
+  stalledInterval?: number;
 }
 
 /**
@@ -44,6 +47,8 @@ export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
       // Dispatching an event is idempotent, so a job whose replica died under it is simply run
       // again; BullMQ's default (fail it after its second stall) would drop its notification.
       maxStalledCount: 1_000,
+      ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
+      ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
     },
   );
   let failing = false;

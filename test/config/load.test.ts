@@ -84,6 +84,18 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('bounds how work is spread and taken over', () => {
+    const text = `${VALID}worker:\n  spread: 1.5\n  takeover_after: 500ms\n`;
+    expect(problemsOf(text)).toEqual([
+      'worker.spread: must be at most 0.9',
+      'worker.takeover_after: must be at least 2s',
+    ]);
+    const config = parseConfig(`${VALID}worker:\n  spread: 0\n  takeover_after: 5s\n`, 'test.yaml', {
+      FLEET_SECRET: 's3cr3t-value',
+    });
+    expect(config.worker).toMatchObject({ spread: 0, takeover_after: 5_000 });
+  });
+
   it('reports YAML syntax errors with their position', () => {
     const [problem] = problemsOf('upstream:\n  base_url: [unclosed\n');
     expect(problem).toMatch(/^line \d+, column \d+: /);
