@@ -1,4 +1,5 @@
 import { robotMembershipDetector } from '../events/detectors/robot-membership.js';
+import { forgetRemoved } from './forget-removed.js';
 import { mapObservation } from './observe.js';
 import type { Poller } from './poller.js';
 import { membershipRef } from './types.js';
@@ -11,7 +12,7 @@ export const robotsPoller: Poller = {
   name: 'robots',
   async poll(ctx) {
     const list = await ctx.observe((signal) => ctx.upstream.robots.listRobots({ signal }));
-    await ctx.commit(
+    const membership = await ctx.commit(
       { poller: 'robots', detector: robotMembershipDetector, options: ctx.detectors.robotMembership },
       [
         {
@@ -20,5 +21,6 @@ export const robotsPoller: Poller = {
         },
       ],
     );
+    await forgetRemoved(ctx, 'robot', membership.events);
   },
 };

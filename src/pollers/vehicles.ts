@@ -1,5 +1,6 @@
 import { vehicleLinkDetector } from '../events/detectors/vehicle-link.js';
 import { vehicleMembershipDetector } from '../events/detectors/vehicle-membership.js';
+import { forgetRemoved } from './forget-removed.js';
 import { mapObservation } from './observe.js';
 import type { Poller } from './poller.js';
 import { membershipRef } from './types.js';
@@ -15,7 +16,7 @@ export const vehiclesPoller: Poller = {
   name: 'vehicles',
   async poll(ctx) {
     const list = await ctx.observe((signal) => ctx.upstream.fleet.listVehicles({ signal }));
-    await ctx.commit(
+    const membership = await ctx.commit(
       {
         poller: 'vehicles',
         detector: vehicleMembershipDetector,
@@ -28,6 +29,7 @@ export const vehiclesPoller: Poller = {
         },
       ],
     );
+    await forgetRemoved(ctx, 'vehicle', membership.events);
     if (!list.ok) return;
     await ctx.commit(
       { poller: 'vehicles', detector: vehicleLinkDetector, options: ctx.detectors.vehicleLink },

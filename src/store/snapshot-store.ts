@@ -289,6 +289,12 @@ export class SnapshotStore {
     return results as CommitResult[];
   }
 
+  /** Deletes snapshots (one round trip; absent ones are fine). */
+  async forget(refs: readonly SnapshotRef[]): Promise<void> {
+    if (refs.length === 0) return;
+    await this.#redis.unlink(...refs.map((ref) => this.keyOf(ref)));
+  }
+
   /** Ids in `{p}:index:<kind>`, oldest first seen first. */
   async listIds(kind: EntityKind): Promise<string[]> {
     return this.#redis.zrange(this.keys.index(kind), '0', '-1');
