@@ -127,11 +127,7 @@ export const workerSchema = z
      * Fraction of each interval over which a tick's shards start (0: all at once). Spreading keeps
      * requests, Redis writes and deliveries steady instead of one burst per tick.
      */
-    spread: z
-      .number({ error: 'must be a fraction of the interval between 0 and 0.9, e.g. 0.5' })
-      .min(0, { error: 'must be between 0 and 0.9' })
-      .max(0.9, { error: 'must be between 0 and 0.9 (leave time for the last shard to finish)' })
-      .default(0.5),
+    spread: z.number().min(0).max(0.9).default(0.5),
     /**
      * When a replica dies without stopping (SIGKILL, a lost node), the poll, event and delivery
      * jobs it held, and the outbox entries it was relaying, are taken over after this long
