@@ -1,24 +1,50 @@
 import { InvalidArgumentError } from 'commander';
-import { parseDuration } from '../config/duration.js';
+import type { z } from 'zod';
+import { COUNT, checkValue, DURATION, type Quantity } from '../lib/fields.js';
 
-/** Commander parsers that turn a bad value into a one-line usage error naming what was expected. */
-export function durationArgument(value: string): number {
-  const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0)
-    throw new InvalidArgumentError('expected a duration such as 30s, 5m or 1h.');
-  return ms;
+/**
+ * Commander parsers that turn a bad value into a one-line usage error (exit 2) saying what was
+ * expected, worded as the config file's: `expected a duration between 1s and 1h, like 30s; got 9d`.
+ */
+function bounded(quantity: Quantity, min: number, max: number) {
+  return (value: string): number => {
+    const checked = checkValue(quantity, { min, max }, value);
+    if (!checked.ok) throw new InvalidArgumentError(checked.problem);
+    return checked.value;
+  };
 }
 
-export function positiveIntegerArgument(value: string): number {
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < 0) throw new InvalidArgumentError('expected a whole number.');
-  return number;
+/** A duration such as `30s` or `5m`, within `[min, max]` milliseconds. */
+export function durationArgument(min: number, max: number) {
+  return bounded(DURATION, min, max);
 }
 
-export function portArgument(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new InvalidArgumentError('expected a port number from 0 to 65535.');
-  }
-  return port;
+/** A whole number within `[min, max]`. */
+export function countArgument(min: number, max: number) {
+  return bounded(COUNT, min, max);
+}
+
+export const portArgument = countArgument(0, 65_535);
+
+/** A seed of the simulated fleet. */
+export const seedArgument = countArgument(0, 2 ** 32 - 1);
+
+/** The first problem zod found, worded as what was expected: `must be a stream id` → `expected a stream id`. */
+function expected(error: z.ZodError): string {
+  const message = error.issues[0]?.message ?? 'is not valid';
+  return `${message.replace(/^must be /, 'expected ')}.`;
+}
+
+function check<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new InvalidArgumentError(expected(result.error));
+}
+
+/**
+ * An option checked by the schema the API checks the same field with (`--type` and `?type=` by
+ * `eventTypeGlob`): one rule, one wording.
+ */
+export function schemaArgument<T>(schema: z.ZodType<T, string>): (value: string) => T {
+  return (value) => check(schema, value);
 }

@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis';
 import { type Config, loadConfig } from '../config/index.js';
 import { maskUrlPassword } from '../config/mask.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../lib/redis-connection.js';
+import { classifyRedisError, describeRefusal } from '../lib/redis-health.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { secrets } from '../log/secrets.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../queues/connection.js';
 import { createUpstream, type Upstream } from '../upstream/index.js';
+import { CommandError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
@@ -58,22 +60,30 @@ export class CliContext {
     return this.#upstream;
   }
 
-  /** A Redis connection for the length of `use`, with a one-line error when Redis cannot be reached. */
+  /**
+   * A Redis connection for the length of `use`, with a one-line error when Redis cannot be reached,
+   * and a configuration error (exit 2) when it refuses the credentials of `redis.url` (a wrong
+   * password, none where one is needed, or an ACL that denies the user a command).
+   */
   async withRedis<T>(use: (redis: Redis, config: Config) => Promise<T>): Promise<T> {
     const config = this.config();
+    const target = maskUrlPassword(config.redis.url);
+    const refused = (error: unknown) => classifyRedisError(error) === 'authentication';
     const redis = createProducerConnection(config.redis.url, {
       name: 'fleetwatch-cli',
       logger: this.logger(),
     });
     try {
       try {
-        await waitForReady(redis, { timeoutMs: 5_000, signal: this.io.signal });
-      } catch {
-        throw new Error(
-          `cannot reach Redis at ${maskUrlPassword(config.redis.url)} (redis.url); is it running?`,
-        );
+        await waitForReady(redis, { timeoutMs: 5_000, signal: this.io.signal, failOn: refused });
+      } catch (error) {
+        if (refused(error)) throw new CommandError(describeRefusal(error, target), ExitCode.usage);
+        throw new Error(`cannot reach Redis at ${target} (redis.url); is it running?`);
       }
       return await use(redis, config);
+    } catch (error) {
+      if (refused(error)) throw new CommandError(describeRefusal(error, target), ExitCode.usage);
+      throw error;
     } finally {
       await closeQuietly(redis);
     }

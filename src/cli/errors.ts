@@ -28,8 +28,7 @@ export function reportError(error: unknown, io: CliIo): number {
     return error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
   }
   if (error instanceof ConfigError) {
-    const source = error.message.slice(0, error.message.indexOf(': '));
-    for (const problem of error.problems) say(`${source}: ${problem}`);
+    for (const problem of error.problems) say(`${error.source}: ${problem}`);
     return ExitCode.usage;
   }
   if (error instanceof CommandError) {

@@ -29,3 +29,52 @@ export function renderTable(headers: string[], rows: string[][]): string {
       .trimEnd();
   return [line(headers), ...rows.map(line)].join('\n');
 }
+
+/** How a list command prints its items for people. */
+export interface ListView<T> {
+  headers: string[];
+  row(item: T): string[];
+  /** The line printed instead of an empty table. */
+  empty: string;
+  /** Where that line goes; stdout unless the absence is itself worth a warning. */
+  emptyTo?: 'stdout' | 'stderr';
+  /** A line after the table (a count, a total). */
+  footer?(items: readonly T[]): string;
+  /** The `--json` form; the items themselves by default. */
+  json?(items: readonly T[]): unknown;
+}
+
+/** The one way list commands print: a JSON array with `--json`, else a table (or the `empty` line). */
+export function printList<T>(
+  io: CliIo,
+  json: boolean | undefined,
+  items: readonly T[],
+  view: ListView<T>,
+): void {
+  if (json) {
+    writeJson(io.stdout, view.json ? view.json(items) : items);
+  } else if (items.length === 0) {
+    writeLine(view.emptyTo === 'stderr' ? io.stderr : io.stdout, view.empty);
+  } else {
+    writeLine(
+      io.stdout,
+      renderTable(
+        view.headers,
+        items.map((item) => view.row(item)),
+      ),
+    );
+    if (view.footer) writeLine(io.stdout, `\n${view.footer(items)}`);
+  }
+}
+
+/** How a read command prints the one thing it read: `--json` for scripts, else a text for people. */
+export interface ReadView<T> {
+  json(value: T): unknown;
+  text(value: T): string;
+}
+
+/** The one way read commands print their result. */
+export function printRead<T>(io: CliIo, json: boolean | undefined, value: T, view: ReadView<T>): void {
+  if (json) writeJson(io.stdout, view.json(value));
+  else writeLine(io.stdout, view.text(value));
+}

@@ -1,5 +1,5 @@
 import { REDACTED, type SecretRegistry } from '../log/secrets.js';
-import { maskReceivers } from '../notifiers/registry.js';
+import { maskReceivers, receiverSecrets } from '../notifiers/receivers/kinds.js';
 import type { Config } from './schema.js';
 
 /** The effective config as `config check` prints it: every secret replaced, everything else as used. */
@@ -16,11 +16,16 @@ export function maskConfig(config: Config): Config {
   };
 }
 
-/** Hands every secret in the config to the registry that scrubs logs and error messages. */
+/**
+ * Hands every secret in the config to the registry that scrubs logs and error messages: the
+ * upstream client secret, the Redis password, the API token, and each receiver's (its kind says
+ * which values those are).
+ */
 export function registerConfigSecrets(config: Config, registry: SecretRegistry): void {
   registry.add(config.upstream.client_secret);
   registry.add(urlPassword(config.redis.url));
   registry.add(config.http.api_token);
+  for (const secret of receiverSecrets(config.receivers)) registry.add(secret);
 }
 
 function urlPassword(url: string): string | undefined {
@@ -36,7 +41,8 @@ export function maskUrlPassword(url: string): string {
     const parsed = new URL(url);
     if (!parsed.password) return url;
     parsed.password = REDACTED;
-    return parsed.toString();
+    // The URL encodes the brackets; people read `[REDACTED]`.
+    return parsed.toString().replace(encodeURIComponent(REDACTED), REDACTED);
   } catch {
     return url;
   }

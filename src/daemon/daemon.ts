@@ -1,38 +1,47 @@
 import { setMaxListeners } from 'node:events';
+import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
-import { formatDuration } from '../config/duration.js';
 import { maskUrlPassword } from '../config/mask.js';
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
 import { HttpServer } from '../http/server.js';
+import { formatDuration } from '../lib/duration.js';
+import { type Component, lifecycle } from '../lib/lifecycle.js';
 import {
-  CountingSnapshotStore,
-  createMetrics,
-  type Metrics,
-  withNotificationHooks,
-} from '../metrics/index.js';
-import { type DeliveryServiceOptions, startDelivery } from '../notifiers/delivery/delivery-service.js';
+  closeQuietly,
+  createProducerConnection,
+  createWorkerConnection,
+  waitForReady,
+} from '../lib/redis-connection.js';
+import { RedisHealth } from '../lib/redis-health.js';
+import { closeWorker, settlesWithin } from '../lib/shutdown.js';
+import { createMetrics, type Metrics, withNotificationHooks } from '../metrics/index.js';
+import {
+  type DeliveryService,
+  type DeliveryServiceOptions,
+  startDelivery,
+} from '../notifiers/delivery/delivery-service.js';
+import { ReceiverHolds } from '../notifiers/delivery/holds.js';
+import { EntityOrder, orderMaxWait } from '../notifiers/dispatch/entity-order.js';
+import { createEventsWorker } from '../notifiers/dispatch/events-worker.js';
 import {
   createNotificationStep,
   type NotificationStepOptions,
   type NotificationStepTuning,
-} from '../notifiers/dispatch/index.js';
-import { factoryFor } from '../notifiers/registry.js';
+} from '../notifiers/dispatch/notification-step.js';
+import { factoryOf } from '../notifiers/receivers/kinds.js';
+import type { PollCounters, PollHooks } from '../pollers/outcome.js';
+import { createPollQueue } from '../pollers/poll-queue.js';
 import { createPollWorker, type PollWorker } from '../pollers/poll-worker.js';
-import { PollRunner } from '../pollers/runner.js';
-import { PollScheduler, type ScheduledPoller } from '../pollers/scheduler.js';
-import { combineHooks, POLLER_NAMES, PollCounters, type PollHooks } from '../pollers/types.js';
-import { UpstreamWindows } from '../pollers/upstream-health.js';
-import { closeQuietly, createProducerConnection, createWorkerConnection } from '../queues/connection.js';
+import { POLLER_NAMES } from '../pollers/registry.js';
+import type { PollRunner } from '../pollers/runner.js';
+import { PollScheduler, scheduledPollers } from '../pollers/scheduler.js';
 import { createEventsQueue } from '../queues/events-queue.js';
 import { notifyQueueName, QUEUE_NAMES } from '../queues/names.js';
-import { createPollQueue } from '../queues/poll-queue.js';
+import { storeKeys } from '../store/keys.js';
 import { OutboxRelay } from '../store/outbox-relay.js';
-import { PollLeases } from '../store/poll-lease.js';
 import type { RequestObserver } from '../upstream/http.js';
-import { createUpstream } from '../upstream/index.js';
-import { createEventsWorker } from './events-worker.js';
-import { closeWorker, settlesWithin } from './shutdown.js';
+import { buildPollingCore } from './polling-core.js';
 
 /**
  * The monitoring daemon (`fleetwatch run`): everything built from the config and started.
@@ -41,15 +50,23 @@ import { closeWorker, settlesWithin } from './shutdown.js';
  *   relay's template; one worker connection (waits across reconnects) per BullMQ worker. All
  *   reconnect forever, so Redis going away and coming back needs no restart: ticks, polls and the
  *   relay fail, log once and carry on when it is back;
+ * - the Redis health check (lib/redis-health.ts): a write every 2 s on a connection of its own,
+ *   the one voice of a Redis outage in the log (down once, naming why; back once, with how long),
+ *   what `/readyz` reports and `fleetwatch_redis_state` shows;
  * - the upstream client, observed by the upstream-health counting windows;
+ * - the store guard (the store marker: a store emptied under the daemon is announced once and its
+ *   open incidents carried over, see pollers/store-guard.ts);
  * - the scheduler (clock-aligned ticks → `poll` jobs), the poll worker (`worker.concurrency`), the
  *   outbox relay (outbox → `events` queue) and an `events` worker that hands each event to the
  *   notification step (notifiers/dispatch: routing, groups, silences; its flusher puts grouped
  *   notifications on one delivery queue per receiver).
  *
- * `stop()` (or the `signal` aborting): stop ticking, let poll jobs under way finish within
- * `worker.shutdown_grace` (then abort their upstream reads and force-close), stop the relay after
- * its current batch, close queues and connections, close the upstream client.
+ * Everything is built first (the polling core by `buildPollingCore`, as tests build it), then run
+ * as a list of components started in order (`lib/lifecycle.ts`). `stop()` (or the `signal`
+ * aborting) stops them in the reverse order: HTTP, metrics sources, ticking; poll jobs under way
+ * get what is left of `worker.shutdown_grace` (then their upstream reads are aborted and the worker
+ * force-closed); the relay stops after its current batch; then the events worker, the notification
+ * step, delivery, queues, connections and the upstream client.
  */
 
 export interface DaemonOptions {
@@ -91,15 +108,6 @@ export interface Daemon {
   readonly http?: HttpServer;
 }
 
-function combineObservers(observers: ReadonlyArray<RequestObserver | undefined>): RequestObserver {
-  const list = observers.filter((observer): observer is RequestObserver => observer !== undefined);
-  return {
-    request: (info) => {
-      for (const observer of list) observer.request(info);
-    },
-  };
-}
-
 /** One line for the start-up log: what is polled how often. */
 export function describePollers(config: Config): Record<string, string> {
   const out: Record<string, string> = {};
@@ -112,18 +120,11 @@ export function describePollers(config: Config): Record<string, string> {
   return out;
 }
 
-/** The `upstream` poller's jobs wait this long into their tick, so every replica has flushed its counts. */
-function upstreamJobDelay(windowMs: number): number {
-  return Math.min(5_000, Math.floor(windowMs / 4));
-}
-
 /** The daemon's metrics as `config.metrics` says, with what poll lag and zeroed series need. */
 function metricsFor(config: Config, options: { now: () => number; logger: Logger }): Metrics {
   const pollers: Record<string, { intervalMs: number; delayMs: number }> = {};
-  for (const name of POLLER_NAMES) {
-    if (!config.pollers[name].enabled) continue;
-    const intervalMs = config.pollers[name].interval;
-    pollers[name] = { intervalMs, delayMs: name === 'upstream' ? upstreamJobDelay(intervalMs) : 0 };
+  for (const { name, intervalMs, delayMs = 0 } of scheduledPollers(config.pollers)) {
+    pollers[name] = { intervalMs, delayMs };
   }
   return createMetrics({
     perEntity: config.metrics.per_entity,
@@ -140,107 +141,44 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   const now = options.now ?? Date.now;
   const prefix = config.redis.prefix;
   const url = config.redis.url;
+  const takeover = config.worker.takeover_after;
   const metrics = options.metrics ?? metricsFor(config, { now, logger });
 
+  // Built first, started below in the order of `components`: nothing consumes or serves yet.
   const producer = createProducerConnection(url, { name: 'producer', logger });
+  // Does Redis take writes? Logs an outage once (and its end), feeds /readyz and the metrics.
+  const redisHealth = new RedisHealth({
+    redis: producer,
+    key: storeKeys(prefix).healthCheck,
+    target: maskUrlPassword(url),
+    logger,
+    onState: metrics.hooks.redis,
+  });
   const pollConnection = createWorkerConnection(url, { name: 'poll-worker', logger });
   const eventsConnection = createWorkerConnection(url, { name: 'events-worker', logger });
-
-  const windows = new UpstreamWindows({
-    redis: producer,
-    prefix,
-    windowMs: config.pollers.upstream.interval,
-    now,
-    logger,
-  });
-  const countWindows = config.pollers.upstream.enabled;
-  const upstream = createUpstream({
-    config: config.upstream,
-    logger,
-    observer: combineObservers([
-      countWindows ? windows.observer : undefined,
-      metrics.hooks.upstream,
-      options.observer,
-    ]),
-  });
-  // Counts the events of every commit it wins (fleetwatch_events_total).
-  const store = new CountingSnapshotStore({
-    redis: producer,
-    prefix,
-    installation: config.installation,
-    eventLogCap: config.events.log_max_length,
-    onCommitted: metrics.hooks.events,
-  });
-  // One delivery worker per receiver (notifiers/delivery): retries, holds, dead letters.
-  const onOutcome = options.delivery?.onOutcome;
-  const takeover = config.worker.takeover_after;
-  const delivery = startDelivery({
-    ...options.delivery,
-    tuning: { lockDuration: takeover, stalledInterval: takeover, ...options.delivery?.tuning },
-    config,
-    logger,
-    store,
-    onOutcome: (report) => {
-      metrics.hooks.delivery(report);
-      onOutcome?.(report);
-    },
-    createNotifier: (receiver, deps) => {
-      const factory = factoryFor(receiver.kind);
-      if (!factory) throw new Error(`receiver ${receiver.name}: no notifier for kind "${receiver.kind}"`);
-      return metrics.instrumentNotifier(factory.create(receiver, deps));
-    },
-  });
-  const leases = new PollLeases({ redis: producer, prefix });
-  const counters = new PollCounters();
   const abort = new AbortController();
   // Every upstream read under way listens to it: far more than the default 10 listeners.
   setMaxListeners(0, abort.signal);
-  const runner = new PollRunner({
+  const { store, guard, windows, upstream, runner, counters } = buildPollingCore({
     config,
-    upstream,
-    store,
-    leases,
-    windows,
+    redis: producer,
     logger,
-    hooks: combineHooks([counters, metrics.hooks.poll, options.hooks], (error) =>
-      logger.debug({ err: (error as Error).message }, 'poll hook failed'),
-    ),
     now,
+    hooks: [metrics.hooks.poll, options.hooks],
+    observers: [metrics.hooks.upstream, options.observer],
+    // Counts the events of every commit it wins (fleetwatch_events_total).
+    onCommitted: metrics.hooks.events,
     signal: abort.signal,
   });
-
   const pollQueue = createPollQueue({ connection: producer, prefix, logger });
   const eventsQueue = createEventsQueue({ connection: producer, prefix, logger });
-  const scheduled: ScheduledPoller[] = POLLER_NAMES.filter((name) => config.pollers[name].enabled).map(
-    (name) => ({
-      name,
-      intervalMs: config.pollers[name].interval,
-      ...(name === 'upstream' ? { delayMs: upstreamJobDelay(config.pollers.upstream.interval) } : {}),
-    }),
-  );
-  const scheduler = new PollScheduler({
-    queue: pollQueue,
-    plan: (poller, tick) => runner.plan(poller, tick),
-    pollers: scheduled,
-    logger,
-    now,
-  });
-  const pollWorker: PollWorker = createPollWorker({
-    connection: pollConnection,
-    prefix,
-    runner,
-    concurrency: config.worker.concurrency,
-    lockDuration: takeover,
-    stalledInterval: takeover,
-    logger,
-  });
-  pollWorker.on('failed', (job) => metrics.hooks.poll.jobFailed(job?.data?.poller));
   const notifications = createNotificationStep({
     ...options.notifications,
     hooks: withNotificationHooks(options.notifications?.hooks, metrics.hooks.notifications),
     config,
     redis: producer,
     prefix,
+    snapshots: store,
     logger,
     now,
   });
@@ -250,8 +188,12 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     logger,
     dispatch: notifications.dispatch,
     onEvent: options.onEvent,
+    // Long enough for a dead replica's outbox entries and event jobs to move (a takeover each).
+    order: new EntityOrder({ redis: producer, prefix, maxWaitMs: orderMaxWait(takeover), now }),
+    onOrder: metrics.hooks.order,
     lockDuration: takeover,
     stalledInterval: takeover,
+    autorun: false,
   });
   const relay = new OutboxRelay({
     redis: producer,
@@ -261,22 +203,25 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     ...(options.relay?.blockMs === undefined ? {} : { blockMs: options.relay.blockMs }),
     claimIdleMs: options.relay?.claimIdleMs ?? takeover,
   });
-
-  metrics.bind({
-    store,
-    queues: [
-      { name: QUEUE_NAMES.poll, queue: pollQueue },
-      { name: QUEUE_NAMES.events, queue: eventsQueue },
-      ...[...notifications.queues].map(([receiver, queue]) => ({
-        name: notifyQueueName(receiver),
-        queue,
-        receiver,
-      })),
-    ],
+  const pollWorker: PollWorker = createPollWorker({
+    connection: pollConnection,
+    prefix,
+    runner,
+    concurrency: config.worker.concurrency,
+    lockDuration: takeover,
+    stalledInterval: takeover,
+    logger,
+    autorun: false,
   });
-
-  // One port for metrics, probes, the API and the queue UI (src/http). A port that cannot be had
-  // is logged; polling and notifications run on without it.
+  pollWorker.on('failed', (job) => metrics.hooks.poll.jobFailed(job?.data?.poller));
+  const scheduler = new PollScheduler({
+    queue: pollQueue,
+    plan: (poller, tick) => runner.plan(poller, tick),
+    pollers: scheduledPollers(config.pollers),
+    logger,
+    now,
+  });
+  // One port for metrics, probes, the API and the queue UI (src/http).
   const http =
     config.http.enabled === false
       ? undefined
@@ -285,20 +230,155 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
           logger,
           redis: producer,
           store,
+          redisHealth,
           upstream,
           metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() },
         });
-  http?.start().catch((error: unknown) => {
-    logger.error(
-      { host: config.http.host, port: config.http.port, err: (error as Error).message },
-      'the HTTP server could not listen: /metrics, /healthz, /readyz and the API are unavailable (change http.port, or set http.enabled: false)',
-    );
-  });
 
-  if (countWindows) windows.start();
-  void relay.start();
-  notifications.start();
-  scheduler.start();
+  let delivery: DeliveryService | undefined;
+  let polls: 'graceful' | 'forced' | undefined;
+  // The producer connection turns commands away until it is ready (no offline queue), and it is
+  // still connecting now: a part that used it at once would fail its first read and warn at every
+  // start. So every part that uses Redis starts on its first `ready` (at once in practice; when
+  // Redis is down at start, the connection's own warning says so and the parts start when it is
+  // back). It rejects only when the connection is closed, at stop.
+  const connected = waitForReady(producer);
+  connected.catch(() => {});
+  const afterRedis = { after: connected };
+  /**
+   * Started in this order, stopped in the reverse one: HTTP first (no scrape, probe or API call
+   * against connections about to close), then metrics (scrapes show the last readings), the
+   * scheduler, the poll worker, ... and the upstream client last. Each stop gets what is left of
+   * `worker.shutdown_grace`; the floors below keep a spent grace from cutting the later parts off.
+   */
+  const components: Component[] = [
+    { name: 'upstream client', stop: () => settlesWithin(upstream.close(), 5_000) },
+    {
+      name: 'connections',
+      stop: () => closeQuietly([pollConnection, eventsConnection, producer]),
+    },
+    {
+      // Checks every 2 s from here on; stopped after everything that uses Redis has stopped.
+      name: 'redis health',
+      start: () => redisHealth.start(),
+      stop: () => redisHealth.stop(),
+    },
+    {
+      name: 'queues',
+      stop: () => settlesWithin(Promise.all([pollQueue.close(), eventsQueue.close()]), 2_000),
+    },
+    {
+      // The store marker and the open incidents, read every 2 s: a store emptied under the daemon
+      // is noticed, announced once and its open incidents carried over (pollers/store-guard.ts).
+      name: 'store guard',
+      ...afterRedis,
+      start: () => guard.start(),
+      stop: () => settlesWithin(guard.stop(), 2_000),
+    },
+    {
+      // One delivery worker per receiver (notifiers/delivery): retries, holds, dead letters.
+      name: 'delivery',
+      ...afterRedis,
+      start: () => {
+        delivery = startDelivery({
+          ...options.delivery,
+          tuning: { lockDuration: takeover, stalledInterval: takeover, ...options.delivery?.tuning },
+          config,
+          logger,
+          store,
+          onOutcome: (report) => {
+            metrics.hooks.delivery(report);
+            options.delivery?.onOutcome?.(report);
+          },
+          createNotifier: (receiver, deps) =>
+            metrics.instrumentNotifier(factoryOf(receiver).create(receiver, deps)),
+        });
+      },
+      stop: (remaining) => delivery?.stop(Math.max(remaining, 1_000)),
+    },
+    {
+      name: 'notification step',
+      ...afterRedis,
+      start: () => notifications.start(),
+      stop: (remaining) => settlesWithin(notifications.stop(), Math.max(remaining, 2_000)),
+    },
+    {
+      name: 'events worker',
+      ...afterRedis,
+      start: () => runWorker(eventsWorker),
+      stop: (remaining) =>
+        closeWorker(eventsWorker, { name: 'events', graceMs: Math.max(remaining, 1_000), logger }),
+    },
+    {
+      name: 'outbox relay',
+      ...afterRedis,
+      start: () => void relay.start(),
+      stop: (remaining) => settlesWithin(relay.stop(), Math.max(remaining, 3_000)),
+    },
+    {
+      name: 'upstream windows',
+      ...afterRedis,
+      start: () => {
+        if (config.pollers.upstream.enabled) windows.start();
+      },
+      stop: () => windows.stop(),
+    },
+    {
+      name: 'poll worker',
+      ...afterRedis,
+      start: () => runWorker(pollWorker),
+      // Polls under way get the grace; then their upstream reads are aborted.
+      stop: async (remaining) => {
+        polls = await closeWorker(pollWorker, {
+          name: 'poll',
+          graceMs: remaining,
+          onForce: () => abort.abort(new Error('fleetwatch is shutting down')),
+          logger,
+        });
+      },
+    },
+    {
+      name: 'scheduler',
+      ...afterRedis,
+      start: () => scheduler.start(),
+      // A beat under way may wait on a Redis that stopped answering (paused, refusing credentials).
+      stop: () => settlesWithin(scheduler.stop(), 2_000),
+    },
+    {
+      name: 'metrics',
+      start: () =>
+        metrics.bind({
+          store,
+          queues: [
+            { name: QUEUE_NAMES.poll, queue: pollQueue },
+            { name: QUEUE_NAMES.events, queue: eventsQueue },
+            ...[...notifications.queues].map(([receiver, queue]) => ({
+              name: notifyQueueName(receiver),
+              queue,
+              receiver,
+            })),
+          ],
+          holds: new ReceiverHolds({ redis: producer, prefix }),
+        }),
+      stop: () => metrics.unbind(),
+    },
+    {
+      name: 'http',
+      // A port that cannot be had is logged; polling and notifications run on without it.
+      start: () => {
+        http?.start().catch((error: unknown) => {
+          logger.error(
+            { host: config.http.host, port: config.http.port, err: (error as Error).message },
+            'the HTTP server could not listen: /metrics, /healthz, /readyz and the API are unavailable (change http.port, or set http.enabled: false)',
+          );
+        });
+      },
+      stop: () => (http ? settlesWithin(http.close(), 5_000) : undefined),
+    },
+  ];
+  const grace = config.worker.shutdown_grace;
+  const parts = lifecycle(components, { graceMs: grace, logger });
+  parts.start();
   logger.info(
     {
       installation: config.installation,
@@ -321,29 +401,9 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
 
   async function shutdown(): Promise<void> {
     const started = Date.now();
-    const grace = config.worker.shutdown_grace;
-    const remaining = () => Math.max(0, grace - (Date.now() - started));
     logger.info({ graceMs: grace }, 'fleetwatch stopping');
-    // First: no more scrapes, probes or API calls against connections about to close.
-    if (http) await settlesWithin(http.close(), 5_000);
-    // Scrapes from here on show the last readings instead of reading through closing connections.
-    metrics.unbind();
-    await scheduler.stop();
-    const pollClose = await closeWorker(pollWorker, {
-      name: 'poll',
-      graceMs: remaining(),
-      onForce: () => abort.abort(new Error('fleetwatch is shutting down')),
-      logger,
-    });
-    await windows.stop();
-    await settlesWithin(relay.stop(), Math.max(remaining(), 3_000));
-    await closeWorker(eventsWorker, { name: 'events', graceMs: Math.max(remaining(), 1_000), logger });
-    await settlesWithin(notifications.stop(), Math.max(remaining(), 2_000));
-    await delivery.stop(Math.max(remaining(), 1_000));
-    await settlesWithin(Promise.all([pollQueue.close(), eventsQueue.close()]), 2_000);
-    await closeQuietly([pollConnection, eventsConnection, producer]);
-    await settlesWithin(upstream.close(), 5_000);
-    logger.info({ durationMs: Date.now() - started, polls: pollClose }, 'fleetwatch stopped');
+    await parts.stop();
+    logger.info({ durationMs: Date.now() - started, polls }, 'fleetwatch stopped');
   }
 
   function stop(): Promise<void> {
@@ -362,4 +422,9 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
   return { stop, stopped, runner, scheduler, counters, metrics, ...(http ? { http } : {}) };
+}
+
+/** Starts a worker built with `autorun: false`, as BullMQ's autorun would. */
+function runWorker(worker: Worker): void {
+  worker.run().catch((error: unknown) => worker.emit('error', error as Error));
 }

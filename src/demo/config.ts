@@ -64,6 +64,7 @@ export function demoConfig(options: DemoConfigOptions): Config {
       robot_health: { interval: '1s' },
       robot_feedback: { interval: '2s' },
       robot_lease: { interval: '2s' },
+      robot_command_queue: { interval: '2s' },
       robot_config: { interval: '5s' },
       upstream: { interval: '10s' },
     },

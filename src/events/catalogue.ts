@@ -4,7 +4,7 @@ import type { EventData, EventDraft, Severity } from './types.js';
 
 /**
  * The event catalogue: every event type fleetwatch emits, its default severity, the incident it
- * fires or resolves, and a zod schema of its `data`. DESIGN.md's Events table is the source; the
+ * fires or resolves, and a zod schema of its `data`. ARCHITECTURE.md's Events table is the source; the
  * types below marked "added" are the resolving or failure counterparts an operator expects.
  *
  * Incidents. A firing event opens an incident and its counterpart closes it; an incident is
@@ -20,19 +20,26 @@ import type { EventData, EventDraft, Severity } from './types.js';
  * firing and one resolving type like every other incident, and `completed` keeps one meaning.
  *
  * Subjects. Every event's CloudEvents `subject` is `vehicle/<id>`, `robot/<deviceId>`,
- * `upstream/<name>` (the monitor's own upstream clients) or `receiver/<name>` (a notification
- * receiver of the config, for the monitor's own delivery trouble). Each event's `data` names its
- * entity in `vehicleId`, `deviceId`, `upstream` or `receiver` respectively: in a detector's draft
+ * `upstream/<name>` (the monitor's own upstream clients), `receiver/<name>` (a notification
+ * receiver of the config, for the monitor's own delivery trouble), `store/redis` (the monitor's own
+ * store) or `incident/<incident id>` (an operator's word on an incident). Each event's `data` names
+ * its entity in `vehicleId`, `deviceId`, `upstream`, `receiver`, `store` or `incident`
+ * respectively: in a detector's draft
  * that field is required only for membership events (the list detectors observe the whole fleet,
  * so the draft is the only place the entity is named) and for `monitor.receiver.disabled` (raised
  * on a `fleet` ref by the delivery worker); per-entity detectors leave it out and the caller, which
  * knows what it polled, supplies it — `toFleetEvent` (cloud-event.ts) fills it and sets `subject`.
  * In a published event the field is always present.
+ *
+ * Words. Each entry also says how people read it: `says.one` follows one entity's name
+ * (`veh-0003 lost its VPN connection`, see describe.ts), `says.many` a count of them (`40 vehicles
+ * lost their VPN connection`, Slack group titles); `hidesValues` keeps `previous`/`current` out of
+ * those sentences. A type without its words does not compile.
  */
 
 export const severitySchema = z.enum(['info', 'warning', 'critical']);
 
-export type SubjectKind = 'vehicle' | 'robot' | 'upstream' | 'receiver';
+export type SubjectKind = 'vehicle' | 'robot' | 'upstream' | 'receiver' | 'store' | 'incident';
 
 /** The `data` field naming the event's entity, per subject kind. */
 export const SUBJECT_ID_FIELD = {
@@ -40,9 +47,11 @@ export const SUBJECT_ID_FIELD = {
   robot: 'deviceId',
   upstream: 'upstream',
   receiver: 'receiver',
+  store: 'store',
+  incident: 'incident',
 } as const satisfies Record<SubjectKind, string>;
 
-export type IncidentKey = 'vpn' | 'reachability' | 'stuck' | 'stale' | 'health' | 'upstream';
+export type IncidentKey = 'vpn' | 'reachability' | 'stuck' | 'stale' | 'health' | 'backlog' | 'upstream';
 
 export interface IncidentRole {
   key: IncidentKey;
@@ -67,6 +76,7 @@ export const EVENT = {
   powerReportStale: 'vehicle.power.report.stale',
   powerReportFresh: 'vehicle.power.report.fresh',
   powerUnsupported: 'vehicle.power.unsupported',
+  powerSupported: 'vehicle.power.supported',
   vehicleUnreachable: 'vehicle.unreachable',
   vehicleReachable: 'vehicle.reachable',
   robotDiscovered: 'robot.discovered',
@@ -78,9 +88,13 @@ export const EVENT = {
   robotStateChanged: 'robot.state.changed',
   robotLeaseChanged: 'robot.lease.changed',
   robotConfigChanged: 'robot.config.changed',
+  robotCommandQueueBacklog: 'robot.command_queue.backlog',
+  robotCommandQueueDrained: 'robot.command_queue.drained',
   upstreamDegraded: 'monitor.upstream.degraded',
   upstreamRecovered: 'monitor.upstream.recovered',
   receiverDisabled: 'monitor.receiver.disabled',
+  storeReset: 'monitor.store.reset',
+  incidentAcknowledged: 'incident.acknowledged',
 } as const;
 
 // --- building blocks ----------------------------------------------------------------------------
@@ -112,21 +126,69 @@ const upstreamWindow = z.strictObject({
   timeouts: z.number().int().nonnegative(),
 });
 
-const onVehicle = { severity: severitySchema, vehicleId: entityId.optional() };
-const onRobot = { severity: severitySchema, deviceId: entityId.optional() };
-const onUpstream = { severity: severitySchema, upstream: entityId.optional() };
-const onReceiver = { severity: severitySchema, receiver: entityId.optional() };
+/** Bounds of the words of an acknowledgement (`incident.acknowledged`), in characters. */
+export const ACK_TEXT_LIMITS = { by: 100, comment: 500 } as const;
+
+/** The data every event of a subject kind starts with; the entity field is optional in drafts. */
+const ON = {
+  vehicle: { severity: severitySchema, vehicleId: entityId.optional() },
+  robot: { severity: severitySchema, deviceId: entityId.optional() },
+  upstream: { severity: severitySchema, upstream: entityId.optional() },
+  receiver: { severity: severitySchema, receiver: entityId.optional() },
+  store: { severity: severitySchema, store: entityId.optional() },
+  incident: { severity: severitySchema, incident: entityId.optional() },
+} as const;
+/** What a power command that ended carries: what it asked for, what the vehicle reports, how long it took. */
+const commandEnded = {
+  requested: powerTargetSchema,
+  current: powerStateSchema,
+  pendingSince: since,
+  durationMs,
+};
+
+/**
+ * What an event says to people, after the entity's name (`veh-0003 lost its VPN connection`) or
+ * after a count of them (`40 vehicles lost their VPN connection`).
+ */
+export interface Phrase {
+  one: string;
+  many: string;
+}
+
+/** The same words for one entity and for many. */
+const alike = (text: string): Phrase => ({ one: text, many: text });
 
 interface Meta<K extends SubjectKind> {
   subject: K;
   severity: Severity;
   incident: IncidentRole | null;
   description: string;
+  says: Phrase;
+  /** `previous`/`current` are not for people (hashes) or repeat the phrase: sentences leave them out. */
+  hidesValues?: true;
 }
+
+/** How an entry reads: its meta without the subject, and without the incident unless it has one. */
+type Wording = Omit<Meta<SubjectKind>, 'subject' | 'incident'> & { incident?: IncidentRole };
 
 function define<K extends SubjectKind, S extends z.ZodRawShape>(meta: Meta<K>, shape: S) {
   return { ...meta, data: z.strictObject(shape) };
 }
+
+/**
+ * The events of one subject kind: each gets the subject, and its data starts with `severity` and
+ * the entity field, optional in drafts (the caller knows what it polled and names it).
+ */
+function about<K extends SubjectKind>(subject: K) {
+  return <S extends z.ZodRawShape>(wording: Wording, shape: S) =>
+    define({ subject, incident: null, ...wording }, { ...ON[subject], ...shape });
+}
+
+const vehicle = about('vehicle');
+const robot = about('robot');
+const receiver = about('receiver');
+const store = about('store');
+const incident = about('incident');
 
 const fires = (key: IncidentKey, counterpart: FleetEventType): IncidentRole => ({
   key,
@@ -139,97 +201,208 @@ const resolves = (key: IncidentKey, counterpart: FleetEventType): IncidentRole =
   counterpart,
 });
 
+/**
+ * `<kind>.discovered` and `<kind>.removed`: the same two events for each kind with a list. Here
+ * the entity field is required (the list detectors name it in the draft).
+ */
+function membershipEvents<K extends 'vehicle' | 'robot', Id extends z.ZodRawShape>(
+  subject: K,
+  id: Id,
+  words: { list: string; lists: string; phraseList: string },
+) {
+  return {
+    discovered: define(
+      {
+        subject,
+        severity: 'info',
+        incident: null,
+        description: `A ${subject} appeared in ${words.list} (not on the first list).`,
+        says: alike(`appeared in ${words.phraseList}`),
+      },
+      { severity: severitySchema, ...id },
+    ),
+    removed: define(
+      {
+        subject,
+        severity: 'warning',
+        incident: null,
+        description: `A ${subject} was missing from \`remove_after\` consecutive ${words.lists}.`,
+        says: alike(`left ${words.phraseList}`),
+      },
+      { severity: severitySchema, ...id, missingSince: since, missedLists: consecutive },
+    ),
+  };
+}
+
+/** One event of an incident pair: its type and wording. */
+type PairEvent = Omit<Wording, 'incident'> & { type: FleetEventType };
+
+/**
+ * An incident of the consecutive-threshold rule (VPN, reachability, health, upstream) between a
+ * good and a bad status. The firing event goes from the good status (null when it was never seen;
+ * `never` says so in the schema) to the bad one, since the bad run began, with the counts its
+ * detector adds (`data`); the resolving event (info) goes back, with `since` and `durationMs`.
+ * Each names the other as its counterpart.
+ */
+function thresholdIncident<
+  K extends SubjectKind,
+  Good extends string,
+  Bad extends string,
+  Extra extends z.ZodRawShape,
+>(
+  subject: K,
+  key: IncidentKey,
+  [good, bad]: readonly [Good, Bad],
+  firing: PairEvent & { never?: string; data: Extra },
+  resolving: Omit<PairEvent, 'severity'>,
+) {
+  const { type: firingType, never, data, ...firingWords } = firing;
+  const { type: resolvingType, ...resolvingWords } = resolving;
+  const previous = z.literal(good).nullable();
+  return {
+    fires: define(
+      { subject, ...firingWords, incident: fires(key, resolvingType) },
+      {
+        ...ON[subject],
+        previous: never === undefined ? previous : previous.describe(never),
+        current: z.literal(bad),
+        since,
+        ...data,
+      },
+    ),
+    resolves: define(
+      { subject, severity: 'info', ...resolvingWords, incident: resolves(key, firingType) },
+      { ...ON[subject], previous: z.literal(bad), current: z.literal(good), since, durationMs },
+    ),
+  };
+}
+
 // --- the catalogue ------------------------------------------------------------------------------
 
+const vehicleMembership = membershipEvents(
+  'vehicle',
+  { vehicleId: entityId },
+  { list: 'the list the client may access', lists: 'vehicle lists', phraseList: 'the vehicle list' },
+);
+const robotMembership = membershipEvents(
+  'robot',
+  { deviceId: entityId },
+  { list: 'the device list', lists: 'device lists', phraseList: 'the robot list' },
+);
+
+const vpn = thresholdIncident(
+  'vehicle',
+  'vpn',
+  ['connected', 'disconnected'],
+  {
+    type: EVENT.vpnDisconnected,
+    severity: 'warning',
+    description: '`vpnConnected` was false for `failure_threshold` consecutive vehicle lists.',
+    says: { one: 'lost its VPN connection', many: 'lost their VPN connection' },
+    never: 'null when the vehicle was never seen connected.',
+    data: { consecutive },
+  },
+  {
+    type: EVENT.vpnConnected,
+    description:
+      'The vehicle reconnected (`success_threshold` consecutive lists); carries the outage duration.',
+    says: { one: 'is back on the VPN', many: 'are back on the VPN' },
+  },
+);
+
+const reachability = thresholdIncident(
+  'vehicle',
+  'reachability',
+  ['reachable', 'unreachable'],
+  {
+    type: EVENT.vehicleUnreachable,
+    severity: 'warning',
+    description: 'Power status failed with a gateway error or time-out `failure_threshold` times in a row.',
+    says: { one: 'is unreachable', many: 'are unreachable' },
+    never: 'null when the vehicle never answered.',
+    data: { consecutiveFailures: consecutive, lastError: errorRef },
+  },
+  {
+    type: EVENT.vehicleReachable,
+    description:
+      'Power status answers again (`success_threshold` times in a row); carries the outage duration.',
+    says: { one: 'is reachable again', many: 'are reachable again' },
+  },
+);
+
+const health = thresholdIncident(
+  'robot',
+  'health',
+  ['up', 'down'],
+  {
+    type: EVENT.robotHealthDown,
+    severity: 'critical',
+    description: '`failure_threshold` consecutive failed health checks.',
+    says: { one: 'fails its health check', many: 'fail their health check' },
+    never: 'null when the robot never passed a check.',
+    data: { consecutiveFailures: consecutive, lastError: errorRef },
+  },
+  {
+    type: EVENT.robotHealthUp,
+    description: '`success_threshold` consecutive good health checks after being down; carries the duration.',
+    says: { one: 'passes its health check again', many: 'pass their health check again' },
+  },
+);
+
+const upstream = thresholdIncident(
+  'upstream',
+  'upstream',
+  ['healthy', 'degraded'],
+  {
+    type: EVENT.upstreamDegraded,
+    severity: 'critical',
+    description:
+      'An upstream (token issuer, fleet API, robot gateway) failed: error ratio or 401/403 count over the limit for `failure_threshold` windows.',
+    says: { one: 'is failing', many: 'are failing' },
+    data: {
+      consecutiveWindows: consecutive,
+      reasons: z.array(z.enum(['error_ratio', 'auth_failures'])).min(1),
+      window: upstreamWindow,
+      errorRatio: z.number().min(0),
+    },
+  },
+  {
+    type: EVENT.upstreamRecovered,
+    description: 'The upstream is healthy again for `success_threshold` windows; carries the duration.',
+    says: { one: 'has recovered', many: 'have recovered' },
+  },
+);
+
 const DEFINITIONS = {
-  [EVENT.vehicleDiscovered]: define(
+  [EVENT.vehicleDiscovered]: vehicleMembership.discovered,
+  [EVENT.vehicleRemoved]: vehicleMembership.removed,
+  [EVENT.vpnDisconnected]: vpn.fires,
+  [EVENT.vpnConnected]: vpn.resolves,
+  [EVENT.ipChanged]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'info',
-      incident: null,
-      description: 'A vehicle appeared in the list the client may access (not on the first list).',
-    },
-    { severity: severitySchema, vehicleId: entityId },
-  ),
-  [EVENT.vehicleRemoved]: define(
-    {
-      subject: 'vehicle',
-      severity: 'warning',
-      incident: null,
-      description: 'A vehicle was missing from `remove_after` consecutive vehicle lists.',
-    },
-    {
-      severity: severitySchema,
-      vehicleId: entityId,
-      missingSince: since,
-      missedLists: consecutive,
-    },
-  ),
-  [EVENT.vpnDisconnected]: define(
-    {
-      subject: 'vehicle',
-      severity: 'warning',
-      incident: fires('vpn', EVENT.vpnConnected),
-      description: '`vpnConnected` was false for `failure_threshold` consecutive vehicle lists.',
-    },
-    {
-      ...onVehicle,
-      previous: z.literal('connected').nullable().describe('null when the vehicle was never seen connected.'),
-      current: z.literal('disconnected'),
-      since,
-      consecutive,
-    },
-  ),
-  [EVENT.vpnConnected]: define(
-    {
-      subject: 'vehicle',
-      severity: 'info',
-      incident: resolves('vpn', EVENT.vpnDisconnected),
-      description:
-        'The vehicle reconnected (`success_threshold` consecutive lists); carries the outage duration.',
-    },
-    {
-      ...onVehicle,
-      previous: z.literal('disconnected'),
-      current: z.literal('connected'),
-      since,
-      durationMs,
-    },
-  ),
-  [EVENT.ipChanged]: define(
-    {
-      subject: 'vehicle',
-      severity: 'info',
-      incident: null,
       description:
         "The vehicle's VPN `ipAddress` changed, appeared (previous null) or disappeared (current null).",
+      says: alike('changed VPN address'),
     },
-    { ...onVehicle, previous: z.string().nullable(), current: z.string().nullable() },
+    { previous: z.string().nullable(), current: z.string().nullable() },
   ),
-  [EVENT.powerChanged]: define(
+  [EVENT.powerChanged]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'info',
-      incident: null,
       description: 'The reported power `state` changed.',
+      says: { one: 'reports a new power state', many: 'report a new power state' },
     },
-    {
-      ...onVehicle,
-      previous: powerStateSchema,
-      current: powerStateSchema,
-      updatedAt: reportedTime.nullable(),
-    },
+    { previous: powerStateSchema, current: powerStateSchema, updatedAt: reportedTime.nullable() },
   ),
-  [EVENT.powerCommandPending]: define(
+  [EVENT.powerCommandPending]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'info',
-      incident: null,
       description:
         'A power command appeared, or the pending one changed to the other target (previous is then that target).',
+      says: { one: 'has a power command pending', many: 'have a power command pending' },
     },
     {
-      ...onVehicle,
       requested: powerTargetSchema,
       previous: powerTargetSchema.nullable(),
       current: powerTargetSchema,
@@ -237,46 +410,35 @@ const DEFINITIONS = {
       pendingSince: since,
     },
   ),
-  [EVENT.powerCommandCompleted]: define(
+  [EVENT.powerCommandCompleted]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'info',
-      incident: null,
       description:
         'The pending command cleared and `state` equals what it requested; durationMs is how long it took.',
+      says: { one: 'completed its power command', many: 'completed their power command' },
     },
-    {
-      ...onVehicle,
-      requested: powerTargetSchema,
-      current: powerStateSchema,
-      pendingSince: since,
-      durationMs,
-    },
+    commandEnded,
   ),
-  [EVENT.powerCommandFailed]: define(
+  [EVENT.powerCommandFailed]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'warning',
-      incident: null,
       description: 'The pending command cleared but `state` is not what it requested.',
+      says: {
+        one: 'dropped its power command without reaching the state',
+        many: 'dropped their power command without reaching the state',
+      },
     },
-    {
-      ...onVehicle,
-      requested: powerTargetSchema,
-      current: powerStateSchema,
-      pendingSince: since,
-      durationMs,
-    },
+    commandEnded,
   ),
-  [EVENT.powerCommandStuck]: define(
+  [EVENT.powerCommandStuck]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'warning',
       incident: fires('stuck', EVENT.powerCommandUnstuck),
       description: 'A power command has been pending longer than `stuck_after` (fires once per command).',
+      says: { one: 'has a power command stuck pending', many: 'have a power command stuck pending' },
+      hidesValues: true,
     },
     {
-      ...onVehicle,
       requested: powerTargetSchema,
       current: powerStateSchema,
       pendingSince: since,
@@ -284,16 +446,15 @@ const DEFINITIONS = {
       stuckAfterMs: z.number().int().nonnegative(),
     },
   ),
-  [EVENT.powerCommandUnstuck]: define(
+  [EVENT.powerCommandUnstuck]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'info',
       incident: resolves('stuck', EVENT.powerCommandStuck),
       description:
         'A stuck command ended: completed, failed, or superseded by a command for the other target; durationMs is its whole pending time.',
+      says: { one: 'no longer has a stuck power command', many: 'no longer have a stuck power command' },
     },
     {
-      ...onVehicle,
       requested: powerTargetSchema,
       current: powerStateSchema,
       outcome: z.enum(['completed', 'failed', 'superseded']),
@@ -301,177 +462,103 @@ const DEFINITIONS = {
       durationMs,
     },
   ),
-  [EVENT.powerReportStale]: define(
+  [EVENT.powerReportStale]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'warning',
       incident: fires('stale', EVENT.powerReportFresh),
       description: '`updatedAt` is null (never reported) or older than `stale_after`.',
+      says: {
+        one: 'has not reported its power state recently',
+        many: 'have not reported their power state recently',
+      },
     },
     {
-      ...onVehicle,
       updatedAt: reportedTime.nullable(),
       ageMs: z.number().int().nonnegative().nullable().describe('null when updatedAt is null or unreadable.'),
       staleAfterMs: z.number().int().nonnegative(),
       current: powerStateSchema,
     },
   ),
-  [EVENT.powerReportFresh]: define(
+  [EVENT.powerReportFresh]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'info',
       incident: resolves('stale', EVENT.powerReportStale),
       description: 'The power report is fresh again after being stale.',
+      says: { one: 'reports its power state again', many: 'report their power state again' },
     },
-    { ...onVehicle, updatedAt: reportedTime, current: powerStateSchema, since, durationMs },
+    { updatedAt: reportedTime, current: powerStateSchema, since, durationMs },
   ),
-  [EVENT.powerUnsupported]: define(
+  [EVENT.powerUnsupported]: vehicle(
     {
-      subject: 'vehicle',
       severity: 'info',
-      incident: null,
       description:
         'Power status, which used to answer, now answers 404: the vehicle no longer supports power control here (polled rarely from now on).',
+      says: { one: 'no longer supports power control', many: 'no longer support power control' },
     },
-    {
-      ...onVehicle,
-      previous: z.literal('supported'),
-      current: z.literal('unsupported'),
-      error: errorRef,
-    },
+    { previous: z.literal('supported'), current: z.literal('unsupported'), error: errorRef },
   ),
-  [EVENT.vehicleUnreachable]: define(
+  [EVENT.powerSupported]: vehicle(
     {
-      subject: 'vehicle',
-      severity: 'warning',
-      incident: fires('reachability', EVENT.vehicleReachable),
-      description: 'Power status failed with a gateway error or time-out `failure_threshold` times in a row.',
-    },
-    {
-      ...onVehicle,
-      previous: z.literal('reachable').nullable().describe('null when the vehicle never answered.'),
-      current: z.literal('unreachable'),
-      since,
-      consecutiveFailures: consecutive,
-      lastError: errorRef,
-    },
-  ),
-  [EVENT.vehicleReachable]: define(
-    {
-      subject: 'vehicle',
       severity: 'info',
-      incident: resolves('reachability', EVENT.vehicleUnreachable),
       description:
-        'Power status answers again (`success_threshold` times in a row); carries the outage duration.',
+        'Power status answers again after 404s: the vehicle supports power control (again) and is polled at the usual interval from now on.',
+      says: { one: 'supports power control again', many: 'support power control again' },
     },
     {
-      ...onVehicle,
-      previous: z.literal('unreachable'),
-      current: z.literal('reachable'),
-      since,
-      durationMs,
+      previous: z.literal('unsupported'),
+      current: z.literal('supported'),
+      unsupportedSince: isoTime
+        .nullable()
+        .describe('When the vehicle was first seen without power control; null when not known.'),
     },
   ),
-  [EVENT.robotDiscovered]: define(
+  [EVENT.vehicleUnreachable]: reachability.fires,
+  [EVENT.vehicleReachable]: reachability.resolves,
+  [EVENT.robotDiscovered]: robotMembership.discovered,
+  [EVENT.robotRemoved]: robotMembership.removed,
+  [EVENT.robotHealthDown]: health.fires,
+  [EVENT.robotHealthUp]: health.resolves,
+  [EVENT.robotAutonomyChanged]: robot(
     {
-      subject: 'robot',
       severity: 'info',
-      incident: null,
-      description: 'A robot appeared in the device list (not on the first list).',
-    },
-    { severity: severitySchema, deviceId: entityId },
-  ),
-  [EVENT.robotRemoved]: define(
-    {
-      subject: 'robot',
-      severity: 'warning',
-      incident: null,
-      description: 'A robot was missing from `remove_after` consecutive device lists.',
-    },
-    {
-      severity: severitySchema,
-      deviceId: entityId,
-      missingSince: since,
-      missedLists: consecutive,
-    },
-  ),
-  [EVENT.robotHealthDown]: define(
-    {
-      subject: 'robot',
-      severity: 'critical',
-      incident: fires('health', EVENT.robotHealthUp),
-      description: '`failure_threshold` consecutive failed health checks.',
-    },
-    {
-      ...onRobot,
-      previous: z.literal('up').nullable().describe('null when the robot never passed a check.'),
-      current: z.literal('down'),
-      since,
-      consecutiveFailures: consecutive,
-      lastError: errorRef,
-    },
-  ),
-  [EVENT.robotHealthUp]: define(
-    {
-      subject: 'robot',
-      severity: 'info',
-      incident: resolves('health', EVENT.robotHealthDown),
-      description:
-        '`success_threshold` consecutive good health checks after being down; carries the duration.',
-    },
-    { ...onRobot, previous: z.literal('down'), current: z.literal('up'), since, durationMs },
-  ),
-  [EVENT.robotAutonomyChanged]: define(
-    {
-      subject: 'robot',
-      severity: 'info',
-      incident: null,
       description: '`cortex_status` (autonomy state) changed.',
+      says: alike('changed autonomy state'),
     },
-    { ...onRobot, previous: statusPair, current: statusPair },
+    { previous: statusPair, current: statusPair },
   ),
-  [EVENT.robotNavigationChanged]: define(
+  [EVENT.robotNavigationChanged]: robot(
     {
-      subject: 'robot',
       severity: 'info',
-      incident: null,
       description: 'The navigation goal status changed; severity warning when it is aborted (6).',
+      says: alike('changed navigation status'),
     },
-    { ...onRobot, previous: statusPair, current: statusPair },
+    { previous: statusPair, current: statusPair },
   ),
-  [EVENT.robotStateChanged]: define(
+  [EVENT.robotStateChanged]: robot(
     {
-      subject: 'robot',
       severity: 'info',
-      incident: null,
       description: '`vehicle_feedback.state` changed.',
+      says: alike('changed vehicle state'),
     },
-    { ...onRobot, previous: z.string(), current: z.string() },
+    { previous: z.string(), current: z.string() },
   ),
-  [EVENT.robotLeaseChanged]: define(
+  [EVENT.robotLeaseChanged]: robot(
     {
-      subject: 'robot',
       severity: 'info',
-      incident: null,
       description: 'The teleoperation lease holder appeared, changed or went (null = nobody holds it).',
+      says: alike('changed teleoperation lease holder'),
     },
-    {
-      ...onRobot,
-      previous: z.string().nullable(),
-      current: z.string().nullable(),
-      expiresAt: z.string().nullable(),
-    },
+    { previous: z.string().nullable(), current: z.string().nullable(), expiresAt: z.string().nullable() },
   ),
-  [EVENT.robotConfigChanged]: define(
+  [EVENT.robotConfigChanged]: robot(
     {
-      subject: 'robot',
       severity: 'info',
-      incident: null,
       description:
         'The active site, loaded route or loaded zone set changed (one event per part); previous/current are stable hashes.',
+      says: { one: 'changed its loaded configuration', many: 'changed their loaded configuration' },
+      hidesValues: true,
     },
     {
-      ...onRobot,
       part: configPart,
       previous: z.string(),
       current: z.string(),
@@ -479,52 +566,92 @@ const DEFINITIONS = {
       summary: z.string().max(240),
     },
   ),
-  [EVENT.upstreamDegraded]: define(
+  [EVENT.robotCommandQueueBacklog]: robot(
     {
-      subject: 'upstream',
-      severity: 'critical',
-      incident: fires('upstream', EVENT.upstreamRecovered),
+      severity: 'warning',
+      incident: fires('backlog', EVENT.robotCommandQueueDrained),
       description:
-        'An upstream (token issuer, fleet API, robot gateway) failed: error ratio or 401/403 count over the limit for `failure_threshold` windows.',
+        'The command queue grew from fewer than `backlog_threshold` queued commands to at least that many (once per backlog).',
+      says: { one: 'has a command backlog', many: 'have a command backlog' },
     },
     {
-      ...onUpstream,
-      previous: z.literal('healthy').nullable(),
-      current: z.literal('degraded'),
-      since,
-      consecutiveWindows: consecutive,
-      reasons: z.array(z.enum(['error_ratio', 'auth_failures'])).min(1),
-      window: upstreamWindow,
-      errorRatio: z.number().min(0),
+      previous: z.number().int().nonnegative().describe('Queued commands at the reading before.'),
+      current: z.number().int().positive().describe('Queued commands now.'),
+      threshold: z.number().int().positive(),
     },
   ),
-  [EVENT.upstreamRecovered]: define(
+  [EVENT.robotCommandQueueDrained]: robot(
     {
-      subject: 'upstream',
       severity: 'info',
-      incident: resolves('upstream', EVENT.upstreamDegraded),
-      description: 'The upstream is healthy again for `success_threshold` windows; carries the duration.',
+      incident: resolves('backlog', EVENT.robotCommandQueueBacklog),
+      description: 'The command queue is empty again after a backlog; carries the backlog duration.',
+      says: { one: 'emptied its command queue', many: 'emptied their command queue' },
     },
     {
-      ...onUpstream,
-      previous: z.literal('degraded'),
-      current: z.literal('healthy'),
+      previous: z.number().int().positive().describe('Queued commands at the reading before.'),
+      current: z.literal(0),
       since,
       durationMs,
     },
   ),
-  [EVENT.receiverDisabled]: define(
+  [EVENT.upstreamDegraded]: upstream.fires,
+  [EVENT.upstreamRecovered]: upstream.resolves,
+  [EVENT.receiverDisabled]: receiver(
     {
-      subject: 'receiver',
       severity: 'critical',
-      incident: null,
       description:
         'A notification receiver answered that it is gone for good (webhook 410; Slack `channel_is_archived` or a revoked webhook): it is disabled, and its notifications go to the dead letters until `fleetwatch receiver enable`.',
+      says: {
+        one: 'was disabled: it answered that it is gone for good',
+        many: 'were disabled: they answered that they are gone for good',
+      },
     },
     {
-      ...onReceiver,
       kind: z.string().min(1).describe('The receiver kind: `slack`, `webhook`.'),
       reason: z.string().describe("The receiver's answer, without secrets."),
+    },
+  ),
+  [EVENT.storeReset]: store(
+    {
+      severity: 'critical',
+      description:
+        'fleetwatch found its Redis store emptied (a restart without persistence, a flush, a failover to an empty replica): the store marker written at installation start was gone. One replica re-created it, carried the incidents open before the loss over without announcing them again, and the fleet is re-baselined silently. Queued notifications, aggregation groups, silences and dead letters were lost with the store.',
+      says: {
+        one: 'was found emptied: open incidents were carried over, the fleet is re-baselined silently',
+        many: 'were found emptied: open incidents were carried over, the fleet is re-baselined silently',
+      },
+    },
+    {
+      epoch: z.string().min(1).describe('The new store marker.'),
+      previousEpoch: z.string().min(1).describe('The marker that was lost.'),
+      carriedOver: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe(
+          'Open incidents the announcing replica carried over from before the loss (not announced again); other replicas add those only they knew.',
+        ),
+      lastSeenAt: isoTime.describe('When the replica that noticed last saw the old marker.'),
+    },
+  ),
+  [EVENT.incidentAcknowledged]: incident(
+    {
+      severity: 'info',
+      description:
+        'An operator acknowledged an open incident (`fleetwatch ack`, `POST /api/incidents/{id}/ack`): its reminders stop until it resolves or `until` passes. It goes to the groups that hold the incident, so it shows in their next notification.',
+      says: { one: 'was acknowledged', many: 'were acknowledged' },
+    },
+    {
+      entity: z
+        .string()
+        .min(1)
+        .describe('The subject of the incident: `vehicle/<id>`, `robot/<id>`, `upstream/<name>`.'),
+      key: z.string().min(1).describe('The incident key (`vpn`, `health`, ...).'),
+      firing: z.string().min(1).describe('The firing event type of the incident.'),
+      since: since.describe('When the incident started.'),
+      by: z.string().min(1).max(ACK_TEXT_LIMITS.by).describe('Who acknowledged it.'),
+      comment: z.string().min(1).max(ACK_TEXT_LIMITS.comment).describe('Why, or what is being done.'),
+      until: isoTime.describe('When the acknowledgement ends unless the incident resolves first.'),
     },
   ),
 };
@@ -540,6 +667,9 @@ export interface CatalogueEntry {
   severity: Severity;
   incident: IncidentRole | null;
   description: string;
+  says: Phrase;
+  /** Sentences leave `previous`/`current` out (see `Meta.hidesValues`). */
+  hidesValues: boolean;
 }
 
 /** Every event type, in catalogue order. */
@@ -550,11 +680,27 @@ export function isFleetEventType(type: unknown): type is FleetEventType {
 }
 
 export function catalogueEntry(type: FleetEventType): CatalogueEntry {
-  const { subject, severity, incident, description } = DEFINITIONS[type];
-  return { type, subject, severity, incident, description };
+  const definition: Meta<SubjectKind> = DEFINITIONS[type];
+  const { subject, severity, incident, description, says } = definition;
+  return {
+    type,
+    subject,
+    severity,
+    incident,
+    description,
+    says,
+    hidesValues: definition.hidesValues === true,
+  };
 }
 
 export const CATALOGUE: readonly CatalogueEntry[] = FLEET_EVENT_TYPES.map(catalogueEntry);
+
+const ENTRIES = new Map<string, CatalogueEntry>(CATALOGUE.map((entry) => [entry.type, entry]));
+
+/** The entry of any type name, undefined for a type fleetwatch does not know. */
+export function findEntry(type: string): CatalogueEntry | undefined {
+  return ENTRIES.get(type);
+}
 
 /** Schema of a detector's draft data (the entity field optional except on membership events). */
 export function draftDataSchema(type: FleetEventType): z.ZodObject {

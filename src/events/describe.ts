@@ -1,39 +1,5 @@
+import { EVENT, findEntry } from './catalogue.js';
 import type { FleetEvent } from './types.js';
-
-/** What each event type says in a sentence, after the entity's name. */
-const PHRASES: Record<string, string> = {
-  'vehicle.discovered': 'appeared in the vehicle list',
-  'vehicle.removed': 'left the vehicle list',
-  'vehicle.vpn.disconnected': 'lost its VPN connection',
-  'vehicle.vpn.connected': 'is back on the VPN',
-  'vehicle.ip.changed': 'changed VPN address',
-  'vehicle.power.changed': 'reports a new power state',
-  'vehicle.power.command.pending': 'has a power command pending',
-  'vehicle.power.command.completed': 'completed its power command',
-  'vehicle.power.command.failed': 'dropped its power command without reaching the state',
-  'vehicle.power.command.stuck': 'has a power command stuck pending',
-  'vehicle.power.command.unstuck': 'no longer has a stuck power command',
-  'vehicle.power.report.stale': 'has not reported its power state recently',
-  'vehicle.power.report.fresh': 'reports its power state again',
-  'vehicle.power.unsupported': 'no longer supports power control',
-  'vehicle.unreachable': 'is unreachable',
-  'vehicle.reachable': 'is reachable again',
-  'robot.discovered': 'appeared in the robot list',
-  'robot.removed': 'left the robot list',
-  'robot.health.down': 'fails its health check',
-  'robot.health.up': 'passes its health check again',
-  'robot.autonomy.changed': 'changed autonomy state',
-  'robot.navigation.changed': 'changed navigation status',
-  'robot.state.changed': 'changed vehicle state',
-  'robot.lease.changed': 'changed teleoperation lease holder',
-  'robot.config.changed': 'changed its loaded configuration',
-  'monitor.upstream.degraded': 'is failing',
-  'monitor.upstream.recovered': 'has recovered',
-  'monitor.receiver.disabled': 'was disabled: it answered that it is gone for good',
-};
-
-/** Types whose previous/current are not for people (hashes) or repeat the phrase. */
-const HIDES_VALUES = new Set(['robot.config.changed', 'vehicle.power.command.stuck']);
 
 /** A `previous`/`current` value for people: status pairs by their text, absent as `none`. */
 export function renderValue(value: unknown): string {
@@ -58,21 +24,75 @@ export function describeDuration(ms: number): string {
   return `${Math.floor(hours / 24)}d ${hours % 24}h`;
 }
 
+/** What people call each upstream of the monitor (`upstream/<name>` subjects). */
+const UPSTREAM_NAMES: Readonly<Record<string, string>> = {
+  token: 'the token issuer',
+  fleet: 'the fleet API',
+  robots: 'the robot gateway',
+};
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+/**
+ * `monitor.upstream.degraded` said plainly, from the window that tipped it: the token issuer
+ * failing in any way means fleetwatch cannot authenticate (and sees nothing of the fleet);
+ * refusals by an API are fleetwatch's access, not the fleet; anything else is the API failing.
+ */
+function upstreamDegraded(name: string, data: FleetEvent['data']): string {
+  const who = UPSTREAM_NAMES[name] ?? `upstream ${name}`;
+  const window = (typeof data.window === 'object' && data.window !== null ? data.window : {}) as Record<
+    string,
+    unknown
+  >;
+  const requests = count(window.requests);
+  const refused = count(window.authFailures);
+  const failed = count(window.serverErrors) + count(window.timeouts);
+  const byRefusal = Array.isArray(data.reasons) && data.reasons.includes('auth_failures');
+  const detail = byRefusal
+    ? `${refused} of ${requests} requests refused (401/403)`
+    : `${failed} of ${requests} requests failed (5xx or no answer)`;
+  if (name === 'token') return `fleetwatch cannot authenticate: ${who} is failing, ${detail}`;
+  if (byRefusal) return `fleetwatch is refused by ${who}: ${detail}`;
+  return `${who} is failing: ${detail}`;
+}
+
 /**
  * One human sentence for an event: `veh-0003 lost its VPN connection`, `veh-0003 reports a new power
  * state: off → on`. Used by the console printer and as the plain-text fallback of notifications.
+ * The monitor's own upstreams are named for people (`the token issuer has recovered`).
  */
 export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): string {
-  const entity = event.subject.slice(event.subject.indexOf('/') + 1);
-  const phrase = PHRASES[event.type] ?? event.type;
+  const acknowledged = describeAcknowledgement(event);
+  if (acknowledged !== undefined) return acknowledged;
+  const id = event.subject.slice(event.subject.indexOf('/') + 1);
+  const upstream = event.subject.startsWith('upstream/');
+  if (upstream && event.type === 'monitor.upstream.degraded') return upstreamDegraded(id, event.data);
+  const entity = upstream ? (UPSTREAM_NAMES[id] ?? `upstream ${id}`) : id;
+  const entry = findEntry(event.type);
+  const phrase = entry?.says.one ?? event.type;
   const data = event.data;
   const part = typeof data.part === 'string' ? ` (${data.part})` : '';
   const change =
-    'previous' in data && 'current' in data && !HIDES_VALUES.has(event.type)
+    'previous' in data && 'current' in data && !entry?.hidesValues
       ? `: ${renderValue(data.previous)} → ${renderValue(data.current)}`
       : typeof data.requested === 'string'
         ? `: power ${data.requested}`
         : '';
   const duration = typeof data.durationMs === 'number' ? ` after ${describeDuration(data.durationMs)}` : '';
   return `${entity} ${phrase}${part}${change}${duration}`;
+}
+
+/**
+ * An acknowledgement reads as the incident it is about: `veh-0003 lost its VPN connection:
+ * acknowledged by dana: on it`.
+ */
+function describeAcknowledgement(event: Pick<FleetEvent, 'type' | 'data'>): string | undefined {
+  if (event.type !== EVENT.incidentAcknowledged) return undefined;
+  const { entity, firing, by, comment } = event.data;
+  if (typeof entity !== 'string' || typeof firing !== 'string') return undefined;
+  const name = entity.slice(entity.indexOf('/') + 1);
+  const phrase = findEntry(firing)?.says.one ?? firing;
+  return `${name} ${phrase}: acknowledged by ${String(by)}: ${String(comment)}`;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { duration } from '../config/duration.js';
+import { countField, durationField, numberField } from '../lib/fields.js';
 
 /**
  * Detector options: the `detectors:` section of the config file (snake_case, durations written
@@ -10,7 +10,7 @@ import { duration } from '../config/duration.js';
  * Thresholds count consecutive observations (for `upstream`, consecutive counting windows).
  */
 
-const count = (fallback: number) => z.number().int().min(1).max(10_000).default(fallback);
+const count = (fallback: number) => countField(1, 10_000).default(fallback);
 
 const thresholds = (failure: number, success: number) => ({
   /** Consecutive bad observations before the alert fires. */
@@ -45,9 +45,15 @@ export const detectorOptionsSchema = z.strictObject({
     .strictObject({
       ...thresholds(3, 1),
       /** Observation error codes that count as a failed poll for `vehicle.unreachable`. */
-      codes: z.array(z.string().min(1)).default([...DEFAULT_UNREACHABLE_CODES]),
+      codes: z
+        .array(z.string().min(1), { error: 'expected a list of error codes such as [timeout, network]' })
+        .max(100)
+        .default([...DEFAULT_UNREACHABLE_CODES]),
       /** HTTP statuses that count too, whatever their code. */
-      statuses: z.array(z.number().int().min(100).max(599)).default([...DEFAULT_UNREACHABLE_STATUSES]),
+      statuses: z
+        .array(countField(100, 599), { error: 'expected a list of HTTP statuses such as [502, 503, 504]' })
+        .max(100)
+        .default([...DEFAULT_UNREACHABLE_STATUSES]),
     })
     .default({
       failure_threshold: 3,
@@ -59,16 +65,22 @@ export const detectorOptionsSchema = z.strictObject({
   power: z
     .strictObject({
       /** A command pending longer than this is stuck. */
-      stuck_after: duration.default(300_000),
+      stuck_after: durationField(1_000, 7 * 86_400_000).default(300_000),
       /** A power report older than this (or never made) is stale. */
-      stale_after: duration.default(900_000),
+      stale_after: durationField(1_000, 7 * 86_400_000).default(900_000),
     })
     .default({ stuck_after: 300_000, stale_after: 900_000 }),
+  command_queue: z
+    .strictObject({
+      /** Queued commands on a robot at or above this are a backlog (`robot.command_queue.backlog`). */
+      backlog_threshold: count(10),
+    })
+    .default({ backlog_threshold: 10 }),
   upstream: z
     .strictObject({
       ...thresholds(2, 2),
       /** (5xx + time-outs) / requests at or above this makes a window bad. */
-      error_ratio: z.number().gt(0).max(1).default(0.5),
+      error_ratio: numberField({ min: 0, max: 1, aboveMin: true }).default(0.5),
       /** Fewer requests than this cannot make a window bad by ratio (401/403 still can). */
       min_requests: count(10),
       /** 401/403 answers in one window at or above this make it bad, whatever the ratio. */
@@ -105,6 +117,10 @@ export interface VehiclePowerOptions extends ThresholdOptions {
 
 export type RobotHealthOptions = ThresholdOptions;
 
+export interface RobotCommandQueueOptions {
+  backlogThreshold: number;
+}
+
 export interface UpstreamHealthOptions extends ThresholdOptions {
   errorRatio: number;
   minRequests: number;
@@ -118,6 +134,7 @@ export interface DetectorOptions {
   vehicleLink: VehicleLinkOptions;
   vehiclePower: VehiclePowerOptions;
   robotHealth: RobotHealthOptions;
+  robotCommandQueue: RobotCommandQueueOptions;
   upstreamHealth: UpstreamHealthOptions;
 }
 
@@ -142,6 +159,7 @@ export function toDetectorOptions(section: DetectorOptionsConfig): DetectorOptio
       failureThreshold: section.health.failure_threshold,
       successThreshold: section.health.success_threshold,
     },
+    robotCommandQueue: { backlogThreshold: section.command_queue.backlog_threshold },
     upstreamHealth: {
       failureThreshold: section.upstream.failure_threshold,
       successThreshold: section.upstream.success_threshold,

@@ -1,4 +1,4 @@
-import { stableHash } from './stable-hash.js';
+import { stableHash } from '../lib/stable-hash.js';
 
 /**
  * A bounded summary of how a JSON document changed, for notification text: which top-level paths

@@ -38,12 +38,23 @@ export interface EventDraft<Data extends EventData = EventData> {
   data: Data;
 }
 
+/**
+ * Whose trouble a failed observation is. `access`: fleetwatch could not get in — no token
+ * (whatever the issuer answered), a 401 that re-authentication did not cure, a 403. That says
+ * nothing about the entity: no detector counts it against the entity (`defineDetector`), and the
+ * upstream windows make it the monitor's own incident (`monitor.upstream.degraded`). Absent: the
+ * failure may be the entity's (or its upstream's, see the inhibition rules).
+ */
+export type ObservationErrorClass = 'access';
+
 /** Why a poll produced no usable reading. Never diffed as a state change. */
 export interface ObservationError {
   /** `timeout`, `network`, `invalid_payload`, `http_500`, `http_502`, `http_503`, `http_504`, `not_found`, ... */
   code: string;
   status?: number;
   message: string;
+  /** Decided once from the upstream error (`toObservationError`); absent for an entity's own failure. */
+  class?: ObservationErrorClass;
 }
 
 export type Observation<Value> =

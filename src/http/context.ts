@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import type { RedisHealth } from '../lib/redis-health.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import type { Upstream } from '../upstream/index.js';
@@ -16,9 +17,9 @@ export interface MetricsSource {
 export interface HttpTuning {
   /** SSE heartbeat comment interval; default 15 s. */
   heartbeatMs?: number;
-  /** How long a /readyz result is reused; default 5 s. */
+  /** How long a readiness check's result is reused; default 1 s. */
   readyCacheMs?: number;
-  /** Per readiness check; default 5 s. */
+  /** How long `/readyz` waits for each check before it says `slow`; default 500 ms. */
   readyTimeoutMs?: number;
   /** How often `?wait=true` power requests poll the power status; default 2 s. */
   powerPollMs?: number;
@@ -38,6 +39,11 @@ export interface HttpServerOptions {
    */
   redis: Redis;
   store: SnapshotStore;
+  /**
+   * The Redis health check `/readyz` asks (the daemon's, which also logs outages). Without it the
+   * server makes one of its own on a copy of `redis`, checked only when asked, closed with it.
+   */
+  redisHealth?: RedisHealth;
   upstream: Pick<Upstream, 'fleet' | 'tokens'>;
   /** Without it `/metrics` answers 404. */
   metrics?: MetricsSource;

@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { secrets } from '../log/secrets.js';
 import { DeadLetterError } from '../notifiers/delivery/dead-letters.js';
@@ -10,7 +12,24 @@ import { UpstreamError } from '../upstream/errors.js';
  * / 403 (auth), 404, 409 (the state does not allow it), 502 / 504 (the upstream fleet service), 503
  * (fleetwatch cannot do it right now), 500 (a bug: a generic message, the details only in the log).
  * Messages pass through the secret registry, so a secret that slipped into one is masked.
+ *
+ * The same shape for what the HTTP stack refuses before a route runs: a path that is not valid
+ * percent-encoding (400), a path segment longer than `MAX_PATH_SEGMENT` (414), no route for the
+ * path (404) or not for this method (405, with `Allow`), a body too large (413), not JSON (415) or
+ * not parsable (400), and requests node's parser refuses (`clientErrorHandler`: 431, 408, 400).
  */
+
+/** The longest path segment (a dead-letter id, a vehicle id) the router takes; longer is a 414. */
+export const MAX_PATH_SEGMENT = 1_024;
+
+/** The largest request body taken; larger is a 413. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** Sent with every answer, errors the HTTP stack writes itself included. */
+export const ANSWER_HEADERS: Readonly<Record<string, string>> = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+};
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
@@ -85,14 +104,23 @@ export function fromDeadLetter(error: DeadLetterError): ApiError {
 function fromFastify(error: FastifyError): ApiError | undefined {
   const status = error.statusCode;
   if (status === undefined || status < 400 || status >= 500) return undefined;
-  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError) {
-    return badRequest(`body: is not valid JSON (${error.message})`);
-  }
+  if (error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return badRequest('body: is not valid JSON');
+  if (error instanceof SyntaxError) return badRequest(`body: is not valid JSON (${error.message})`);
   if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new ApiError(413, 'payload_too_large', 'body: is larger than this API accepts');
+    return new ApiError(
+      413,
+      'payload_too_large',
+      `body: is larger than ${MAX_BODY_BYTES / 1024} KiB, the most this API accepts`,
+    );
   }
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
     return new ApiError(415, 'unsupported_media_type', 'body: send it as application/json');
+  }
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return badRequest('path: is not valid percent-encoding (encode each segment with encodeURIComponent)');
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return new ApiError(414, 'uri_too_long', `path: a segment is longer than ${MAX_PATH_SEGMENT} characters`);
   }
   return new ApiError(status, status === 400 ? 'bad_request' : `http_${status}`, error.message);
 }
@@ -117,6 +145,58 @@ export function errorBody(code: string, message: string, details?: unknown): Err
 export function sendApiError(reply: FastifyReply, error: ApiError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply.code(error.statusCode).send(errorBody(error.code, error.message, error.details));
+}
+
+/** The answer to a request node's HTTP parser refused: no route, no reply object, only the socket. */
+function clientErrorAnswer(error: ConnectionError): ApiError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return new ApiError(
+      431,
+      'headers_too_large',
+      `the request line and headers are larger than ${maxHeaderSize} bytes (a long URL counts too)`,
+    );
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return new ApiError(408, 'request_timeout', 'the request did not arrive in time');
+  }
+  return badRequest(`the request is not valid HTTP/1.1 (${error.code ?? 'unreadable'})`);
+}
+
+/** fastify's `clientErrorHandler`: answers a refused request in the API's shape, then closes. */
+export function clientErrorHandler(logger: Logger) {
+  return (error: ConnectionError, socket: Socket): void => {
+    // A reset connection has nobody left to answer.
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const answer = clientErrorAnswer(error);
+    logger.debug({ status: answer.statusCode, err: error.message }, 'http request refused');
+    if (socket.writable) {
+      const body = JSON.stringify(errorBody(answer.code, answer.message));
+      const headers = {
+        'content-type': 'application/json; charset=utf-8',
+        ...ANSWER_HEADERS,
+        connection: 'close',
+        'content-length': String(Buffer.byteLength(body)),
+      };
+      socket.write(
+        `HTTP/1.1 ${answer.statusCode} ${STATUS_CODES[answer.statusCode]}\r\n` +
+          Object.entries(headers)
+            .map(([name, value]) => `${name}: ${value}\r\n`)
+            .join('') +
+          `\r\n${body}`,
+      );
+    }
+    socket.destroy(error);
+  };
+}
+
+/**
+ * fastify's `frameworkErrors`: a path it cannot decode, a segment too long. The reply does not go
+ * through the server's hooks, so the headers every answer carries are set here.
+ */
+export function frameworkErrorHandler(logger: Logger) {
+  const handle = errorHandler(logger);
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply =>
+    handle(error, request, reply.headers(ANSWER_HEADERS));
 }
 
 /** The server's error handler: known errors as their answer, the rest as a 500 without the stack. */

@@ -1,102 +1,95 @@
-import type { Redis } from 'ioredis';
+import { CachedLoader, LateError } from '../lib/cached-loader.js';
+import type { RedisCheck, RedisHealth } from '../lib/redis-health.js';
 import { secrets } from '../log/secrets.js';
+import { AuthenticationError } from '../upstream/errors.js';
 import type { TokenProvider } from '../upstream/token-provider.js';
 
 /**
- * What `/readyz` checks: Redis answers PING, and an upstream access token can be had (from the
- * token cache, or from the issuer when the cache has none). A result is reused for `cacheMs` and
- * probes arriving while a check runs share it, so a tight probe loop cannot hammer the issuer.
+ * What `/readyz` checks, each named with its state:
+ *
+ * - `redis`: Redis takes a write (the daemon's `RedisHealth`: `ok`, `unreachable`, `slow`,
+ *   `refusing_writes`, `authentication`, `error`);
+ * - `upstream`: an access token can be had, from the token cache or from the issuer (`ok`,
+ *   `authentication` when the issuer refuses the client credentials, `failing`, `slow`).
+ *
+ * Each check has one run in flight at a time, its result is reused for `cacheMs`, and a probe
+ * waits at most `budgetMs` for it (then hears `slow`, while the run goes on in the background), so
+ * `/readyz` answers within a second whatever Redis or the issuer do, and a tight probe loop cannot
+ * hammer either.
  */
 
-export interface CheckResult {
+export type UpstreamState = 'ok' | 'authentication' | 'failing' | 'slow';
+
+export interface CheckResult<State extends string = string> {
   ok: boolean;
-  /** How long the check took. */
+  state: State;
+  /** How long the check took (when `slow`: how long it has been waiting). */
   durationMs: number;
   /** Why it failed (free of secrets). */
   error?: string;
+  /** When this answer was taken (ISO 8601); a cached answer keeps its time. */
+  checkedAt: string;
 }
 
 export interface Readiness {
   ready: boolean;
-  checks: { redis: CheckResult; upstream: CheckResult };
-  /** When the checks ran (ISO 8601). */
+  checks: { redis: RedisCheck; upstream: CheckResult<UpstreamState> };
+  /** When this answer was given (ISO 8601). */
   checkedAt: string;
 }
 
 export interface ReadinessOptions {
-  redis: Redis;
+  redis: Pick<RedisHealth, 'check'>;
   tokens: Pick<TokenProvider, 'getToken'>;
-  /** Default 5 s. */
+  /** How long the upstream result is reused; default 1 s. */
   cacheMs?: number;
-  /** Per check; default 5 s. */
-  timeoutMs?: number;
+  /** How long a probe waits for the upstream check; default 500 ms. */
+  budgetMs?: number;
   now?: () => number;
 }
 
-async function timed(
-  run: (signal: AbortSignal) => Promise<unknown>,
-  timeoutMs: number,
-): Promise<CheckResult> {
-  const started = performance.now();
-  const controller = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort();
-      reject(new Error(`no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-  });
-  try {
-    await Promise.race([run(controller.signal), late]);
-    return { ok: true, durationMs: Math.round(performance.now() - started) };
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { ok: false, durationMs: Math.round(performance.now() - started), error: secrets.scrub(message) };
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export class ReadinessCheck {
-  readonly #options: ReadinessOptions;
-  readonly #cacheMs: number;
-  readonly #timeoutMs: number;
+  readonly #redis: Pick<RedisHealth, 'check'>;
+  readonly #upstream: CachedLoader<CheckResult<UpstreamState>>;
   readonly #now: () => number;
-  #last: { at: number; result: Readiness } | undefined;
-  #running: Promise<Readiness> | undefined;
 
   constructor(options: ReadinessOptions) {
-    this.#options = options;
-    this.#cacheMs = options.cacheMs ?? 5_000;
-    this.#timeoutMs = options.timeoutMs ?? 5_000;
+    this.#redis = options.redis;
     this.#now = options.now ?? Date.now;
+    const tokens = options.tokens;
+    this.#upstream = new CachedLoader(
+      async () => {
+        const started = performance.now();
+        const checkedAt = new Date(this.#now()).toISOString();
+        const took = () => Math.round(performance.now() - started);
+        try {
+          await tokens.getToken();
+          return { ok: true, state: 'ok', durationMs: took(), checkedAt };
+        } catch (error) {
+          const message = secrets.scrub(error instanceof Error ? error.message : String(error));
+          const state = error instanceof AuthenticationError ? 'authentication' : 'failing';
+          return { ok: false, state, durationMs: took(), error: message, checkedAt };
+        }
+      },
+      { ttlMs: options.cacheMs ?? 1_000, budgetMs: options.budgetMs ?? 500 },
+    );
   }
 
-  /** The last result while it is fresh, else a new one (shared by concurrent callers). */
-  check(): Promise<Readiness> {
-    const last = this.#last;
-    if (last && this.#now() - last.at < this.#cacheMs) return Promise.resolve(last.result);
-    this.#running ??= this.#run().finally(() => {
-      this.#running = undefined;
-    });
-    return this.#running;
-  }
-
-  async #run(): Promise<Readiness> {
-    const at = this.#now();
+  /** Both checks, each within its budget. */
+  async check(): Promise<Readiness> {
+    const checkedAt = new Date(this.#now()).toISOString();
     const [redis, upstream] = await Promise.all([
-      timed(async () => {
-        const answer = await this.#options.redis.ping();
-        if (answer !== 'PONG') throw new Error(`PING answered ${JSON.stringify(answer)}`);
-      }, this.#timeoutMs),
-      timed((signal) => this.#options.tokens.getToken({ signal }), this.#timeoutMs),
+      this.#redis.check(),
+      this.#upstream.get().catch(
+        (error: unknown): CheckResult<UpstreamState> => ({
+          ok: false,
+          state: 'slow',
+          durationMs: error instanceof LateError ? Math.round(error.runningMs) : 0,
+          error: `slow: ${(error as Error).message}`,
+          checkedAt,
+        }),
+      ),
     ]);
-    const result: Readiness = {
-      ready: redis.ok && upstream.ok,
-      checks: { redis, upstream },
-      checkedAt: new Date(at).toISOString(),
-    };
-    this.#last = { at, result };
-    return result;
+    return { ready: redis.ok && upstream.ok, checks: { redis, upstream }, checkedAt };
   }
 }

@@ -3,14 +3,25 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { EventLog } from '../store/event-log.js';
 import { createGuard } from './auth.js';
 import type { HttpServerOptions, HttpTuning, RouteContext } from './context.js';
-import { errorBody, errorHandler } from './errors.js';
+import {
+  ANSWER_HEADERS,
+  clientErrorHandler,
+  errorBody,
+  errorHandler,
+  frameworkErrorHandler,
+  MAX_BODY_BYTES,
+  MAX_PATH_SEGMENT,
+} from './errors.js';
+import { RouteTable } from './route-table.js';
 import { registerDeadLetterRoutes } from './routes/dead-letters.js';
 import { registerEventStreamRoute } from './routes/event-stream.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerFleetRoutes } from './routes/fleet.js';
+import { registerIncidentRoutes } from './routes/incidents.js';
 import { registerPowerRoutes } from './routes/power.js';
 import { registerProbeRoutes } from './routes/probes.js';
 import { registerQueueBoard } from './routes/queues.js';
+import { registerReceiverRoutes } from './routes/receivers.js';
 import { registerSilenceRoutes } from './routes/silences.js';
 
 export type { HttpServerOptions, HttpTuning, MetricsSource } from './context.js';
@@ -26,8 +37,8 @@ export type { HttpServerOptions, HttpTuning, MetricsSource } from './context.js'
 
 const DEFAULT_TUNING: Required<HttpTuning> = {
   heartbeatMs: 15_000,
-  readyCacheMs: 5_000,
-  readyTimeoutMs: 5_000,
+  readyCacheMs: 1_000,
+  readyTimeoutMs: 500,
   powerPollMs: 2_000,
   streamConnectTimeoutMs: 5_000,
 };
@@ -40,10 +51,15 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
     loggerInstance: logger as FastifyBaseLogger,
     // Requests are logged at debug by the onResponse hook below (probes and scrapes are frequent).
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 64 * 1024,
-    // `/api/vehicles/` answers like `/api/vehicles`.
-    routerOptions: { ignoreTrailingSlash: true },
+    bodyLimit: MAX_BODY_BYTES,
+    // `/api/vehicles/` answers like `/api/vehicles`; a dead-letter id is longer than the default 100.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
+    // What fastify and node refuse before a route runs is answered in the API's error shape too.
+    frameworkErrors: frameworkErrorHandler(logger),
+    clientErrorHandler: clientErrorHandler(logger),
   });
+  const routes = new RouteTable();
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
 
   const context: RouteContext = {
     options,
@@ -62,16 +78,29 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
     return json(request, text, done);
   });
 
+  // Only JSON bodies: anything else is a 415 naming the type to send, not a 400 about the body.
+  app.removeContentTypeParser('text/plain');
+
   app.setErrorHandler(errorHandler(logger));
-  app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send(errorBody('not_found', `no such endpoint: ${request.method} ${request.url.split('?')[0]}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routes.allowed(path);
+    if (allowed.length > 0) {
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send(
+          errorBody(
+            'method_not_allowed',
+            `${request.method} is not allowed on ${path}; it takes ${allowed.join(', ')}`,
+          ),
+        );
+    }
+    return reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${path}`));
+  });
   app.addHook('onRequest', context.guard.hook);
   app.addHook('onSend', async (_request, reply, payload) => {
-    reply.header('cache-control', 'no-store');
-    reply.header('x-content-type-options', 'nosniff');
+    reply.headers(ANSWER_HEADERS);
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
@@ -95,7 +124,9 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   registerEventRoutes(app, context);
   registerEventStreamRoute(app, context);
   registerSilenceRoutes(app, context);
+  registerIncidentRoutes(app, context);
   registerDeadLetterRoutes(app, context);
+  registerReceiverRoutes(app, context);
   await registerQueueBoard(app, context);
   await app.ready();
   return app;

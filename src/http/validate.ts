@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { parseDuration } from '../config/duration.js';
-import { formatIssues } from '../notifiers/routing/config.js';
+import { countField, durationField } from '../lib/fields.js';
+import { parseProblems } from '../lib/issues.js';
 import { isStreamId } from '../store/stream-entries.js';
 import { badRequest } from './errors.js';
 
@@ -13,10 +13,8 @@ import { badRequest } from './errors.js';
 export type RequestPart = 'params' | 'query' | 'body';
 
 export function parse<S extends z.ZodType>(schema: S, value: unknown, part: RequestPart): z.output<S> {
-  const result = schema.safeParse(value ?? {});
-  if (result.success) return result.data;
-  const problems = formatIssues(result.error, [part]);
-  return failWith(problems);
+  const parsed = parseProblems(schema, value ?? {}, [part]);
+  return parsed.ok ? parsed.data : failWith(parsed.problems);
 }
 
 function failWith(problems: string[]): never {
@@ -38,38 +36,14 @@ export const queryFlag = z.union([z.boolean(), z.string()]).transform((value, ct
   return z.NEVER;
 });
 
-/** A positive integer in a query string, within `[min, max]`. */
+/** A whole number in a query string, within `[min, max]`. */
 export function queryInt(min: number, max: number) {
-  return z
-    .string()
-    .regex(/^\d+$/, { error: 'must be a whole number' })
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(min, { error: `must be at least ${min}` })
-        .max(max, { error: `must be at most ${max}` }),
-    );
+  return countField(min, max);
 }
 
 /** A duration in a query string (`30s`, `2m`, `1500ms`, or plain milliseconds), within bounds. */
 export function queryDuration(minMs: number, maxMs: number) {
-  return z.string().transform((value, ctx) => {
-    const ms = /^\d+$/.test(value.trim()) ? Number(value.trim()) : parseDuration(value);
-    if (ms === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be a duration such as 30s, 2m or 1500ms (got "${value}")`,
-      });
-      return z.NEVER;
-    }
-    if (ms < minMs || ms > maxMs) {
-      ctx.addIssue({ code: 'custom', message: `must be between ${minMs} ms and ${maxMs / 1000} s` });
-      return z.NEVER;
-    }
-    return ms;
-  });
+  return durationField(minMs, maxMs);
 }
 
 /** A Redis stream id such as `1767225600000-0` (the `id:` of a server-sent event, `lastStreamId`). */

@@ -87,7 +87,7 @@ export const METRICS = {
     name: 'fleetwatch_poll_observations_total',
     type: 'counter',
     labels: ['poller'],
-    help: 'Observations made (one per polled entity and signal, or per list), failed ones included.',
+    help: 'Observations made (one per polled entity and facet, or per list), failed ones included.',
   },
   observationErrors: {
     name: 'fleetwatch_observation_errors_total',
@@ -103,6 +103,18 @@ export const METRICS = {
     labels: ['type'],
     help: 'Events committed by this replica, by CloudEvents type (summed over replicas: each event once).',
   },
+  eventsHeldForOrder: {
+    name: 'fleetwatch_events_held_for_order_total',
+    type: 'counter',
+    labels: [],
+    help: 'Events this replica held back until an earlier event of the same subject was dispatched.',
+  },
+  eventsOrderSkipped: {
+    name: 'fleetwatch_events_order_skipped_total',
+    type: 'counter',
+    labels: [],
+    help: 'Earlier events of a subject given up on after the longest wait (they go out late, or never came).',
+  },
 
   // Notifications.
   notificationsQueued: {
@@ -115,7 +127,7 @@ export const METRICS = {
     name: 'fleetwatch_notifications_suppressed_total',
     type: 'counter',
     labels: ['reason'],
-    help: 'Events kept out of notifications, by reason (silenced, maintenance).',
+    help: 'Events kept out of notifications, by reason (silenced, maintenance, inhibited).',
   },
   notifications: {
     name: 'fleetwatch_notifications_total',
@@ -142,6 +154,18 @@ export const METRICS = {
     type: 'gauge',
     labels: ['receiver'],
     help: 'Notifications in the dead-letter state (the CLI can list and replay them), by receiver.',
+  },
+  receiverHeldUntil: {
+    name: 'fleetwatch_receiver_held_until_timestamp_seconds',
+    type: 'gauge',
+    labels: ['receiver'],
+    help: 'Unix time until which a receiver is held (nothing is sent to it until then or fleetwatch receiver resume); 0 when it is not held.',
+  },
+  receiverHoldInfo: {
+    name: 'fleetwatch_receiver_hold_info',
+    type: 'gauge',
+    labels: ['receiver', 'cause', 'status', 'capped'],
+    help: 'Why a receiver is held, 1 while it is: cause (throttled, retry, error), the HTTP status of the answer (none without one), capped (true when its Retry-After was cut to max_hold).',
   },
 
   // Queues.
@@ -193,7 +217,15 @@ export const METRICS = {
     name: 'fleetwatch_metrics_collect_errors_total',
     type: 'counter',
     labels: ['source'],
-    help: 'Scrape-time reads that failed (fleet, queues); the gauges then keep their last values.',
+    help: "Scrape-time reads that failed or got no answer within 500 ms (fleet; queues, with the receivers' holds); the gauges then keep their last values.",
+  },
+
+  // Redis.
+  redisState: {
+    name: 'fleetwatch_redis_state',
+    type: 'gauge',
+    labels: ['state'],
+    help: "This replica's Redis write check: 1 for its state now (ok, unreachable, slow, refusing_writes, authentication, error), 0 for the others.",
   },
 
   // Per entity (metrics.per_entity).

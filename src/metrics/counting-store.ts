@@ -1,14 +1,5 @@
-import type { EventDraft, FleetEvent } from '../events/types.js';
-import {
-  CommitBatchError,
-  type CommitItem,
-  type CommitResult,
-  type IndexOp,
-  type SnapshotNext,
-  type SnapshotRef,
-  SnapshotStore,
-  type SnapshotStoreOptions,
-} from '../store/snapshot-store.js';
+import type { FleetEvent } from '../events/types.js';
+import { type CommitResult, SnapshotStore, type SnapshotStoreOptions } from '../store/snapshot-store.js';
 
 /**
  * The snapshot store, telling `onCommitted` about the events of every commit that went through.
@@ -24,31 +15,7 @@ export class CountingSnapshotStore extends SnapshotStore {
     this.#onCommitted = options.onCommitted;
   }
 
-  override async commit(
-    ref: SnapshotRef,
-    expectedVersion: number,
-    next: SnapshotNext,
-    drafts: readonly EventDraft[],
-    options: { index?: IndexOp } = {},
-  ): Promise<CommitResult> {
-    const result = await super.commit(ref, expectedVersion, next, drafts, options);
-    this.#count([result]);
-    return result;
-  }
-
-  override async commitMany(items: readonly CommitItem[]): Promise<CommitResult[]> {
-    try {
-      const results = await super.commitMany(items);
-      this.#count(results);
-      return results;
-    } catch (error) {
-      // Items Redis accepted stay committed; count them before passing the error on.
-      if (error instanceof CommitBatchError) this.#count(error.results);
-      throw error;
-    }
-  }
-
-  #count(results: ReadonlyArray<CommitResult | Error>): void {
+  protected override committed(results: ReadonlyArray<CommitResult | Error>): void {
     const events: FleetEvent[] = [];
     for (const result of results) {
       if (!(result instanceof Error) && result.committed) events.push(...result.events);

@@ -1,9 +1,15 @@
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
-import { throttledWarn } from '../queues/connection.js';
-import { CachedLoader } from './cache.js';
-import { type FleetReading, type FleetStore, readFleet } from './fleet-reader.js';
-import { COMMAND_STATUSES, HEALTH_STATUSES, POWER_LABELS, VPN_STATUSES } from './fleet-state.js';
+import {
+  COMMAND_STATUSES,
+  type FleetReading,
+  type FleetStore,
+  HEALTH_STATUSES,
+  POWER_LABELS,
+  readFleet,
+  VPN_STATUSES,
+} from '../fleet/index.js';
+import { ScrapedGauges } from './cache.js';
 
 /**
  * The fleet gauges, filled at scrape time (each gauge's `collect`) from one cached `FleetReading`
@@ -36,49 +42,31 @@ export interface FleetGaugesOptions {
   gauges: FleetGaugeSet;
   errors: Counter<'source'>;
   cacheMs: number;
+  /** How long a scrape waits for a read (see `ScrapedGauges`). */
+  timeoutMs?: number;
   now?: () => number;
   logger?: Logger;
 }
 
-export class FleetGauges {
+export class FleetGauges extends ScrapedGauges<FleetReading> {
   readonly #options: FleetGaugesOptions;
-  readonly #warn: ReturnType<typeof throttledWarn>;
-  #loader: CachedLoader<FleetReading> | undefined;
-  #last: FleetReading | undefined;
-  #applied: FleetReading | undefined;
 
   constructor(options: FleetGaugesOptions) {
+    super({
+      ...options,
+      source: 'fleet',
+      failure: 'could not read the fleet for the metrics; showing the last reading',
+    });
     this.#options = options;
-    this.#warn = throttledWarn(options.logger);
   }
 
   /** Where readings come from; `undefined` detaches (the gauges keep what they show). */
   bind(store: FleetStore | undefined): void {
     const now = this.#options.now;
-    this.#loader = store
-      ? new CachedLoader(() => readFleet(store, now ? { now } : {}), this.#options.cacheMs)
-      : undefined;
+    this.readFrom(store ? () => readFleet(store, now ? { now } : {}) : undefined);
   }
 
-  /** Called from every fleet gauge's `collect`: brings all of them up to date. */
-  async collect(): Promise<void> {
-    const loader = this.#loader;
-    if (loader) {
-      try {
-        this.#last = await loader.get();
-      } catch (error) {
-        this.#options.errors.inc({ source: 'fleet' });
-        this.#warn(
-          { err: (error as Error).message },
-          'could not read the fleet for the metrics; showing the last reading',
-        );
-      }
-    }
-    if (this.#last && this.#last !== this.#applied) this.#apply(this.#last);
-  }
-
-  #apply(reading: FleetReading): void {
-    this.#applied = reading;
+  protected apply(reading: FleetReading): void {
     const { gauges } = this.#options;
     const vpn = new Map(VPN_STATUSES.map((status) => [status, 0]));
     const power = new Map(POWER_LABELS.map((label) => [label, 0]));

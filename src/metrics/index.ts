@@ -9,14 +9,13 @@ export {
   seriesNames,
 } from './catalogue.js';
 export { CountingSnapshotStore } from './counting-store.js';
-export { type FleetReading, readFleet } from './fleet-reader.js';
-export { withNotificationHooks } from './notification-metrics.js';
-export type { PollTiming } from './poll-metrics.js';
-export type { QueueSource } from './queue-gauges.js';
 export {
   createMetrics,
   type Metrics,
   type MetricsHooks,
   type MetricsOptions,
   type MetricsSources,
-} from './registry.js';
+} from './metrics.js';
+export { withNotificationHooks } from './notification-metrics.js';
+export type { PollTiming } from './poll-metrics.js';
+export type { QueueSource } from './queue-gauges.js';

@@ -1,12 +1,12 @@
 import type { Counter, Histogram } from 'prom-client';
+import type { FlusherHooks } from '../notifiers/aggregation/flusher.js';
 import type { DeliveryHook, DeliveryReport } from '../notifiers/delivery/delivery-worker.js';
 import type { DispatchHooks, Suppressed } from '../notifiers/dispatch/dispatcher.js';
-import type { FlusherHooks } from '../notifiers/dispatch/flusher.js';
-import type { Notification, Notifier } from '../notifiers/types.js';
+import type { Notification, Notifier } from '../notifiers/notifier.js';
 
 /**
  * Notification metrics:
- * - the dispatcher's `onSuppressed` (a muted event, once per event) and the flusher's
+ * - the dispatcher's and the flusher's `onSuppressed` (a muted event, once per event) and the flusher's
  *   `onHandedOff` (a notification on its receiver's delivery queue);
  * - the delivery worker's `onOutcome`, once per attempt: outcome and send duration;
  * - `instrumentNotifier`, a wrapper around each receiver's notifier that sees the whole
@@ -15,7 +15,7 @@ import type { Notification, Notifier } from '../notifiers/types.js';
  */
 
 export const DELIVERY_OUTCOMES = ['delivered', 'retry', 'throttled', 'rejected', 'gone'] as const;
-export const SUPPRESSION_REASONS = ['silenced', 'maintenance'] as const;
+export const SUPPRESSION_REASONS = ['silenced', 'maintenance', 'inhibited'] as const;
 
 export interface NotificationMetricsOptions {
   queued: Counter<'receiver'>;

@@ -1,10 +1,6 @@
 import type { Counter, Histogram } from 'prom-client';
-import {
-  isPollerName,
-  type ObservationErrorInfo,
-  type PollHooks,
-  type PollOutcome,
-} from '../pollers/types.js';
+import type { ObservationErrorInfo, PollHooks, PollOutcome } from '../pollers/outcome.js';
+import { isPollerName } from '../pollers/registry.js';
 
 /**
  * Poll metrics, fed by the runner's `PollHooks` (one `jobFinished` per job, one

@@ -1,15 +1,17 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
-import { throttledWarn } from '../queues/connection.js';
-import { CachedLoader } from './cache.js';
+import type { ReceiverHold, ReceiverHolds } from '../notifiers/delivery/holds.js';
+import { ScrapedGauges } from './cache.js';
 
 /**
- * `fleetwatch_queue_jobs{queue,state}` and `fleetwatch_dead_letters{receiver}`, read at scrape
- * time with one `getJobCounts` per queue (a handful of Redis commands each, whatever the queue
- * length), cached like the fleet reading. A receiver's dead letters are the failed jobs of its
- * `notify-<receiver>` queue. When a read fails the gauges keep their last values and
- * `fleetwatch_metrics_collect_errors_total{source="queues"}` counts it.
+ * `fleetwatch_queue_jobs{queue,state}`, `fleetwatch_dead_letters{receiver}` and the receivers'
+ * holds (`fleetwatch_receiver_held_until_timestamp_seconds{receiver}`, 0 when not held, and
+ * `fleetwatch_receiver_hold_info{receiver,cause,status,capped}` while held), read at scrape time
+ * with one `getJobCounts` per queue (a handful of Redis commands each, whatever the queue length)
+ * and one read of every hold, cached like the fleet reading. A receiver's dead letters are the
+ * failed jobs of its `notify-<receiver>` queue. When a read fails the gauges keep their last values
+ * and `fleetwatch_metrics_collect_errors_total{source="queues"}` counts it.
  */
 
 export const QUEUE_STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'] as const;
@@ -25,13 +27,19 @@ export interface QueueSource {
 
 interface QueueReading {
   counts: Array<{ source: QueueSource; counts: Record<QueueState, number> }>;
+  /** The held receivers among the sources'. */
+  holds: Map<string, ReceiverHold>;
 }
 
 export interface QueueGaugesOptions {
   jobs: Gauge<'queue' | 'state'>;
   deadLetters: Gauge<'receiver'>;
+  heldUntil: Gauge<'receiver'>;
+  holdInfo: Gauge<'receiver' | 'cause' | 'status' | 'capped'>;
   errors: Counter<'source'>;
   cacheMs: number;
+  /** How long a scrape waits for a read (see `ScrapedGauges`). */
+  timeoutMs?: number;
   logger?: Logger;
 }
 
@@ -55,53 +63,57 @@ async function countsOf(source: QueueSource): Promise<Record<QueueState, number>
   };
 }
 
-export class QueueGauges {
+export class QueueGauges extends ScrapedGauges<QueueReading> {
   readonly #options: QueueGaugesOptions;
-  readonly #warn: ReturnType<typeof throttledWarn>;
-  #loader: CachedLoader<QueueReading> | undefined;
-  #last: QueueReading | undefined;
-  #applied: QueueReading | undefined;
 
   constructor(options: QueueGaugesOptions) {
+    super({ ...options, source: 'queues', failure: 'could not count queue jobs for the metrics' });
     this.#options = options;
-    this.#warn = throttledWarn(options.logger);
   }
 
-  bind(sources: readonly QueueSource[] | undefined): void {
+  /** `holds` reads the receivers' holds (those of the sources that name a receiver). */
+  bind(sources: readonly QueueSource[] | undefined, holds?: Pick<ReceiverHolds, 'statuses'>): void {
     const list = sources ? [...sources] : undefined;
-    this.#loader = list
-      ? new CachedLoader(
-          async () => ({
-            counts: await Promise.all(
-              list.map(async (source) => ({ source, counts: await countsOf(source) })),
-            ),
-          }),
-          this.#options.cacheMs,
-        )
-      : undefined;
+    const receivers = (list ?? []).flatMap((source) =>
+      source.receiver === undefined ? [] : [source.receiver],
+    );
+    this.readFrom(
+      list
+        ? async () => {
+            const [counts, held] = await Promise.all([
+              Promise.all(list.map(async (source) => ({ source, counts: await countsOf(source) }))),
+              holds ? holds.statuses(receivers) : new Map<string, ReceiverHold>(),
+            ]);
+            return { counts, holds: held };
+          }
+        : undefined,
+    );
   }
 
-  async collect(): Promise<void> {
-    const loader = this.#loader;
-    if (loader) {
-      try {
-        this.#last = await loader.get();
-      } catch (error) {
-        this.#options.errors.inc({ source: 'queues' });
-        this.#warn({ err: (error as Error).message }, 'could not count queue jobs for the metrics');
-      }
-    }
-    if (this.#last && this.#last !== this.#applied) this.#apply(this.#last);
-  }
-
-  #apply(reading: QueueReading): void {
-    this.#applied = reading;
-    const { jobs, deadLetters } = this.#options;
+  protected apply(reading: QueueReading): void {
+    const { jobs, deadLetters, heldUntil, holdInfo } = this.#options;
     jobs.reset();
     deadLetters.reset();
+    heldUntil.reset();
+    holdInfo.reset();
     for (const { source, counts } of reading.counts) {
       for (const state of QUEUE_STATES) jobs.set({ queue: source.name, state }, counts[state]);
-      if (source.receiver !== undefined) deadLetters.set({ receiver: source.receiver }, counts.failed);
+      if (source.receiver === undefined) continue;
+      const receiver = source.receiver;
+      deadLetters.set({ receiver }, counts.failed);
+      const hold = reading.holds.get(receiver);
+      heldUntil.set({ receiver }, hold ? Date.parse(hold.until) / 1000 : 0);
+      if (hold) {
+        holdInfo.set(
+          {
+            receiver,
+            cause: hold.cause,
+            status: hold.status === undefined ? 'none' : String(hold.status),
+            capped: String(hold.capped),
+          },
+          1,
+        );
+      }
     }
   }
 }

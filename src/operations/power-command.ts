@@ -45,6 +45,12 @@ export interface PowerWaitProgress {
   error?: UpstreamError;
 }
 
+/**
+ * How often a wait may read the power status: often enough to see the change soon, never so often
+ * that one wait hammers the fleet service. The API and the CLI take `interval` within these.
+ */
+export const POWER_POLL_INTERVAL = { minMs: 250, maxMs: 60_000 } as const;
+
 export interface PowerWaitOptions {
   timeoutMs: number;
   intervalMs: number;

@@ -1,54 +1,89 @@
+import type { z } from 'zod';
 import type { Detector, EntityKind, Observation } from '../events/types.js';
 import type { SnapshotRecord, SnapshotRef } from '../store/snapshot-store.js';
 import { mapLimit } from './observe.js';
-import type { PollContext, Poller } from './poller.js';
-import type { PollerName } from './types.js';
+import { definePoller, type PollContext, type Poller } from './poller.js';
+import type { PollerSettingsSchema } from './settings.js';
 
 export interface EntityTarget {
   ref: SnapshotRef;
   record: SnapshotRecord;
 }
 
-export interface EntityPollerDefinition<State, Value, Options> {
-  name: PollerName;
-  kind: EntityKind;
-  /** The snapshot signal: `{kind}:{id}:{signal}`. */
-  signal: string;
-  detector: Detector<State, Value, Options>;
-  options(ctx: PollContext): Options;
+/** The detector's options from the context; left out for a detector that takes none. */
+type OptionsOf<Options> = undefined extends Options
+  ? { options?(ctx: PollContext): Options }
+  : { options(ctx: PollContext): Options };
+
+export type EntityPollerDefinition<
+  Name extends string,
+  Kind extends EntityKind,
+  Facet extends string,
+  Settings extends PollerSettingsSchema,
+  State,
+  Value,
+  Options,
+> = EntityPoll<Name, Kind, Facet, Settings, Value> &
+  OptionsOf<Options> & {
+    detector: Detector<State, Value, Options>;
+  };
+
+interface EntityPoll<
+  Name extends string,
+  Kind extends EntityKind,
+  Facet extends string,
+  Settings extends PollerSettingsSchema,
+  Value,
+> {
+  name: Name;
+  settings: Settings;
+  kind: Kind;
+  /** The snapshot facet: `{kind}:{id}:{facet}`. */
+  facet: Facet;
   /** One upstream read for one entity; a rejection is an observation error. */
   read(ctx: PollContext, id: string, signal: AbortSignal): Promise<Value>;
   /**
    * Which of the shard's entities to poll now, given their stored records (read in one round trip
-   * and reused by the pipeline). Default: all of them.
+   * and reused by the pipeline) and this poller's settings. Default: all of them.
    */
-  select?(ctx: PollContext, targets: EntityTarget[]): EntityTarget[];
+  select?(ctx: PollContext, targets: EntityTarget[], settings: z.output<Settings>): EntityTarget[];
 }
 
 /**
  * A per-entity poller: for each id of the shard, one read (at most `fetchConcurrency` at once),
- * each observation into the signal pipeline as it arrives (group commit: see `stream`).
+ * each observation into the observation pipeline as it arrives (group commit: see `stream`).
  */
-export function defineEntityPoller<State, Value, Options>(
-  definition: EntityPollerDefinition<State, Value, Options>,
-): Poller {
-  return {
-    name: definition.name,
-    targets: definition.kind,
+export function defineEntityPoller<
+  const Name extends string,
+  const Kind extends EntityKind,
+  const Facet extends string,
+  Settings extends PollerSettingsSchema,
+  State,
+  Value,
+  Options,
+>(
+  definition: EntityPollerDefinition<Name, Kind, Facet, Settings, State, Value, Options>,
+): Poller<Name, Settings, { kind: Kind; facet: Facet }> {
+  const { name, kind, facet } = definition;
+  return definePoller({
+    name,
+    settings: definition.settings,
+    targets: kind,
+    writes: { kind, facet },
     async poll(ctx, ids) {
       if (!ids || ids.length === 0) return;
-      const refs: SnapshotRef[] = ids.map((id) => ({ kind: definition.kind, id, signal: definition.signal }));
-      const [membership, records] = await Promise.all([
-        ctx.membership(definition.kind),
-        ctx.store.read(refs),
-      ]);
+      const refs: SnapshotRef[] = ids.map((id) => ({ kind, id, facet }));
+      const [membership, records] = await Promise.all([ctx.membership(kind), ctx.store.read(refs)]);
       const all: EntityTarget[] = refs.map((ref, i) => ({ ref, record: records[i]! }));
-      const targets = definition.select ? definition.select(ctx, all) : all;
+      // The runner hands each poller its own section, parsed by this very schema.
+      const settings = ctx.settings as z.output<Settings>;
+      const targets = definition.select ? definition.select(ctx, all, settings) : all;
       ctx.notDue(all.length - targets.length);
       const stream = ctx.commitStream({
-        poller: definition.name,
+        poller: name,
         detector: definition.detector,
-        options: definition.options(ctx),
+        // Left out only where the detector accepts undefined (see OptionsOf).
+        options: definition.options?.(ctx) as Options,
       });
       try {
         await mapLimit(targets, ctx.fetchConcurrency, async (target) => {
@@ -65,11 +100,11 @@ export function defineEntityPoller<State, Value, Options>(
         await stream.done();
       }
     },
-  };
+  });
 }
 
 /**
- * A 404 from a per-entity read means "no such entity here" as often as anything about the signal:
+ * A 404 from a per-entity read means "no such entity here" as often as anything about the facet:
  * a vehicle that just left the list answers 404 until the next list poll notices. So a 404 only
  * counts once a list observed after an earlier 404 still holds the entity; until then it is
  * recorded as the entity's last error and nothing is concluded. `listedAt` is NaN when the latest

@@ -3,12 +3,6 @@ import type { EntityKind, FleetEvent } from '../events/types.js';
 import type { SnapshotRef } from '../store/snapshot-store.js';
 import type { PollContext } from './poller.js';
 
-/** Every per-entity snapshot signal of a kind (what its pollers write; see their `signal`). */
-export const ENTITY_SIGNALS: Readonly<Record<EntityKind, readonly string[]>> = {
-  vehicle: ['link', 'power'],
-  robot: ['health', 'feedback', 'lease', 'config'],
-};
-
 const REMOVED: Readonly<Record<EntityKind, string>> = {
   vehicle: EVENT.vehicleRemoved,
   robot: EVENT.robotRemoved,
@@ -31,9 +25,8 @@ export async function forgetRemoved(
     .filter((event) => event.type === REMOVED[kind] && event.subject.startsWith(prefix))
     .map((event) => event.subject.slice(prefix.length));
   if (ids.length === 0) return;
-  const refs: SnapshotRef[] = ids.flatMap((id) =>
-    ENTITY_SIGNALS[kind].map((signal) => ({ kind, id, signal })),
-  );
+  const facets = ctx.entityFacets[kind];
+  const refs: SnapshotRef[] = ids.flatMap((id) => facets.map((facet) => ({ kind, id, facet })));
   try {
     await ctx.store.forget(refs);
     ctx.logger.debug({ kind, ids }, 'forgot the snapshots of removed entities');

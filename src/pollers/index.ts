@@ -1,19 +1,19 @@
 export { defineEntityPoller, type EntityPollerDefinition, type EntityTarget } from './entity-poller.js';
-export { mapLimit, mapObservation, observe, toObservationError } from './observe.js';
 export {
-  emptySignalResult,
-  type SignalInput,
-  SignalPipeline,
-  type SignalPipelineOptions,
-  type SignalResult,
-  type SignalSpec,
-} from './pipeline.js';
+  emptyPipelineResult,
+  type ObservationInput,
+  ObservationPipeline,
+  type ObservationPipelineOptions,
+  type PipelineResult,
+  type PipelineSpec,
+} from './observation-pipeline.js';
+export { mapLimit, mapObservation, observe, toObservationError } from './observe.js';
+export * from './outcome.js';
 export { createPollWorker, type PollWorker, type PollWorkerOptions } from './poll-worker.js';
 export type { PollContext, Poller, PollUpstream } from './poller.js';
 export { POLLERS } from './registry.js';
 export { PollRunner, type PollRunnerOptions, type RunJobOptions, shard, targetsOf } from './runner.js';
 export { PollScheduler, type PollSchedulerOptions, type ScheduledPoller } from './scheduler.js';
-export * from './types.js';
 export {
   countExchange,
   UPSTREAM_NAMES,
@@ -22,4 +22,4 @@ export {
   type UpstreamWindowsOptions,
   upstreamOf,
   upstreamRef,
-} from './upstream-health.js';
+} from './upstream-windows.js';

@@ -1,6 +1,5 @@
 import type { EntityKind } from '../events/types.js';
-import type { SnapshotRecord, SnapshotStore } from '../store/snapshot-store.js';
-import { membershipRef, targetsOf } from './types.js';
+import type { SnapshotRecord, SnapshotRef, SnapshotStore } from '../store/snapshot-store.js';
 
 /** The current membership list of one kind, as per-entity pollers consult it. */
 export interface Membership {
@@ -53,4 +52,27 @@ export class MembershipView {
     const { set } = decoded;
     return { version: decoded.version, ids: decoded.ids, has: (id) => set.has(id), listedAt };
   }
+}
+
+/** The membership snapshot of a kind: `{kind: 'fleet', id: <kind>, facet: 'membership'}`. */
+export function membershipRef(kind: EntityKind): SnapshotRef {
+  return { kind: 'fleet', id: kind, facet: 'membership' };
+}
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Targets of per-entity pollers: ids known to the membership state and not currently missing. */
+export function targetsOf(state: unknown): string[] {
+  if (state === null || typeof state !== 'object') return [];
+  const { known, missing } = state as { known?: unknown; missing?: unknown };
+  if (!Array.isArray(known)) return [];
+  const gone = new Set(
+    Array.isArray(missing)
+      ? missing.map((entry) => (entry as { id?: unknown } | null)?.id).filter((id) => typeof id === 'string')
+      : [],
+  );
+  const ids = new Set(
+    known.filter((id): id is string => typeof id === 'string' && id !== '' && !gone.has(id)),
+  );
+  return [...ids].sort(byCodeUnit);
 }

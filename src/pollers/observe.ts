@@ -1,15 +1,18 @@
 import type { Observation, ObservationError } from '../events/types.js';
-import { oneLine, UpstreamError } from '../upstream/errors.js';
+import { isAccessFailure, oneLine, UpstreamError } from '../upstream/errors.js';
 
 /**
  * An upstream failure as an observation error: the client's typed code (`timeout`, `network`,
  * `bad_gateway`, `not_found`, `invalid_payload`, ...) and HTTP status; the message is the client's
- * own one-line, secret-scrubbed text. Anything else (a bug) becomes `internal`.
+ * own one-line, secret-scrubbed text; `class: 'access'` when fleetwatch could not get in (no token,
+ * 401, 403: `isAccessFailure`), which no detector counts against the entity. Anything else (a bug)
+ * becomes `internal`.
  */
 export function toObservationError(error: unknown): ObservationError {
   if (error instanceof UpstreamError) {
     const out: ObservationError = { code: error.code, message: error.message };
     if (error.status !== undefined) out.status = error.status;
+    if (isAccessFailure(error)) out.class = 'access';
     return out;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -2,9 +2,12 @@ import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { QUEUE_NAMES } from '../queues/names.js';
+import { logWorkerEvents } from '../queues/worker-log.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../store/keys.js';
+import type { PollOutcome } from './outcome.js';
+import type { PollJobData } from './poll-queue.js';
+import { isPollerName } from './registry.js';
 import type { PollRunner } from './runner.js';
-import { isPollerName, type PollJobData, type PollOutcome } from './types.js';
 
 export type PollWorker = Worker<PollJobData, PollOutcome, string>;
 
@@ -60,20 +63,6 @@ export function createPollWorker(options: PollWorkerOptions): PollWorker {
       ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
     },
   );
-  let failing = false;
-  worker.on('error', (error: Error) => {
-    if (failing) {
-      logger?.debug({ err: error.message }, 'poll worker still failing');
-      return;
-    }
-    failing = true;
-    logger?.warn({ err: error.message }, 'poll worker error; it keeps retrying');
-  });
-  worker.on('completed', () => {
-    failing = false;
-  });
-  worker.on('failed', (job, error) => {
-    logger?.warn({ job: job?.id, err: error.message }, 'poll job failed');
-  });
+  logWorkerEvents(worker, logger, { worker: 'poll worker', job: 'poll job' });
   return worker;
 }

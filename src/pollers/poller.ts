@@ -1,14 +1,24 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
 import type { DetectorOptions } from '../events/detector-options.js';
-import type { EntityKind, Observation } from '../events/types.js';
-import type { SnapshotStore } from '../store/snapshot-store.js';
+import type { EntityKind, Observation, ObservationError } from '../events/types.js';
+import type { SnapshotRef, SnapshotStore } from '../store/snapshot-store.js';
 import type { FleetClient } from '../upstream/fleet-client.js';
 import type { RobotClient } from '../upstream/robot-client.js';
 import type { Membership } from './membership-view.js';
-import type { SignalInput, SignalResult, SignalSpec, SignalStream } from './pipeline.js';
-import type { PollerName, PollJobData } from './types.js';
-import type { UpstreamWindows } from './upstream-health.js';
+import type {
+  ObservationInput,
+  PipelineResult,
+  PipelineSpec,
+  PipelineStream,
+} from './observation-pipeline.js';
+import type { PollerSettings, PollerSettingsSchema } from './settings.js';
+import type { UpstreamWindows } from './upstream-windows.js';
+
+/**
+ * What a poller is and what it gets for one job. Nothing here names a particular poller: the list
+ * of them (and every name, config section and facet derived from it) is registry.ts, which sits
+ * above every poller.
+ */
 
 /** The upstream clients a poller reads through (the daemon passes `createUpstream(...)`). */
 export interface PollUpstream {
@@ -16,14 +26,24 @@ export interface PollUpstream {
   robots: RobotClient;
 }
 
+/** A per-entity snapshot facet: `{kind}:{id}:{facet}`. */
+export interface FacetRef<Kind extends EntityKind = EntityKind, Facet extends string = string> {
+  kind: Kind;
+  facet: Facet;
+}
+
 /** What a poller gets for one job. */
 export interface PollContext {
-  readonly job: PollJobData;
-  readonly config: Config;
+  /** The part of the job a poller reads: which tick and shard it is. */
+  readonly job: { readonly poller: string; readonly tick: number; readonly shard: number };
+  /** This poller's section of the config file (`pollers.<name>`). */
+  readonly settings: PollerSettings;
   readonly upstream: PollUpstream;
   readonly store: SnapshotStore;
   readonly windows: UpstreamWindows;
   readonly detectors: DetectorOptions;
+  /** Every per-entity facet of each kind (what the pollers write; see registry.ts). */
+  readonly entityFacets: Readonly<Record<EntityKind, readonly string[]>>;
   readonly now: () => number;
   /** Aborted when the daemon stops for good (shutdown grace exhausted). */
   readonly signal: AbortSignal;
@@ -34,24 +54,49 @@ export interface PollContext {
   membership(kind: EntityKind): Promise<Membership>;
   /** One upstream read as an observation (see `observe`). */
   observe<T>(read: (signal: AbortSignal) => Promise<T>): Promise<Observation<T>>;
-  /** Runs the signal pipeline and adds its counts to the job's outcome. */
+  /** Runs the observation pipeline and adds its counts to the job's outcome. */
   commit<State, Value, Options>(
-    spec: SignalSpec<State, Value, Options>,
-    inputs: ReadonlyArray<SignalInput<Value>>,
-  ): Promise<SignalResult>;
+    spec: PipelineSpec<State, Value, Options>,
+    inputs: ReadonlyArray<ObservationInput<Value>>,
+  ): Promise<PipelineResult>;
   /** The same, for observations that arrive one by one: each is committed soon after it arrives. */
-  commitStream<State, Value, Options>(spec: SignalSpec<State, Value, Options>): SignalStream<Value>;
+  commitStream<State, Value, Options>(spec: PipelineSpec<State, Value, Options>): PipelineStream<Value>;
   /** Counts entities the poller left out because they are not due yet. */
   notDue(count: number): void;
+  /**
+   * Counts an observation error that no snapshot of its own keeps (a list element that names no
+   * entity): the metrics count it like any failed observation.
+   */
+  countError(ref: SnapshotRef, error: ObservationError): void;
 }
 
 /**
- * A poller: how one tick's job observes the upstream. Per-entity pollers name the kind whose
- * membership snapshot lists their targets and get the shard's ids; list pollers get none.
+ * A poller: how one tick's job observes the upstream, and everything the rest of fleetwatch needs
+ * to know about it. Per-entity pollers name the kind whose membership snapshot lists their
+ * targets and get the shard's ids; list pollers get none.
  */
-export interface Poller {
-  name: PollerName;
+export interface Poller<
+  Name extends string = string,
+  Settings extends PollerSettingsSchema = PollerSettingsSchema,
+  Writes extends FacetRef = FacetRef,
+> {
+  readonly name: Name;
+  /** Its section of the config file: defaults, bounds and any keys of its own. */
+  readonly settings: Settings;
   /** Per-entity pollers: which membership snapshot lists the targets. */
-  targets?: EntityKind;
+  readonly targets?: EntityKind;
+  /** The per-entity facet it writes, if any (a list poller may write one too: `vehicles` → `link`). */
+  readonly writes?: Writes;
+  /** How long after its tick starts a tick's jobs are due (default: at once). */
+  delayMs?(intervalMs: number): number;
   poll(ctx: PollContext, ids: readonly string[] | undefined): Promise<void>;
+}
+
+/** A poller with its literal name, section and facet kept, so the registry can derive from them. */
+export function definePoller<
+  const Name extends string,
+  Settings extends PollerSettingsSchema,
+  const Writes extends FacetRef = never,
+>(poller: Poller<Name, Settings, Writes>): Poller<Name, Settings, Writes> {
+  return poller;
 }

@@ -1,6 +1,7 @@
 import { type RobotConfigValue, robotConfigDetector } from '../events/detectors/robot-config.js';
 import type { RobotEnvelope } from '../upstream/schemas/robot.js';
 import { defineEntityPoller } from './entity-poller.js';
+import { batchSettings } from './settings.js';
 
 /** An envelope without `data` says nothing is loaded, like `data: null`. */
 function dataOf(envelope: RobotEnvelope): unknown {
@@ -15,10 +16,10 @@ function dataOf(envelope: RobotEnvelope): unknown {
  */
 export const robotConfigPoller = defineEntityPoller({
   name: 'robot_config',
+  settings: batchSettings(300_000, 50),
   kind: 'robot',
-  signal: 'config',
+  facet: 'config',
   detector: robotConfigDetector,
-  options: () => undefined,
   read: async (ctx, id, signal): Promise<RobotConfigValue> => {
     const robots = ctx.upstream.robots;
     const [activeSite, loadedRoute, loadedZoneSet] = await Promise.all([

@@ -1,5 +1,6 @@
 import { normalizeFeedback, robotFeedbackDetector } from '../events/detectors/robot-feedback.js';
 import { defineEntityPoller } from './entity-poller.js';
+import { batchSettings } from './settings.js';
 
 /**
  * `robot_feedback`: `GET /v2/platform-feedback` per robot, normalized (`normalizeFeedback`) to
@@ -7,10 +8,10 @@ import { defineEntityPoller } from './entity-poller.js';
  */
 export const robotFeedbackPoller = defineEntityPoller({
   name: 'robot_feedback',
+  settings: batchSettings(30_000, 50),
   kind: 'robot',
-  signal: 'feedback',
+  facet: 'feedback',
   detector: robotFeedbackDetector,
-  options: () => undefined,
   read: async (ctx, id, signal) =>
     normalizeFeedback(await ctx.upstream.robots.platformFeedback(id, { signal })),
 });

@@ -1,5 +1,6 @@
 import { robotHealthDetector } from '../events/detectors/robot-health.js';
 import { defineEntityPoller } from './entity-poller.js';
+import { batchSettings } from './settings.js';
 
 /**
  * `robot_health`: `GET /v2/health` per robot. Any answer the client accepts is a good check; any
@@ -8,8 +9,9 @@ import { defineEntityPoller } from './entity-poller.js';
  */
 export const robotHealthPoller = defineEntityPoller({
   name: 'robot_health',
+  settings: batchSettings(30_000, 50),
   kind: 'robot',
-  signal: 'health',
+  facet: 'health',
   detector: robotHealthDetector,
   options: (ctx) => ctx.detectors.robotHealth,
   read: (ctx, id, signal) => ctx.upstream.robots.health(id, { signal }),

@@ -1,13 +1,14 @@
 import { type LeaseValue, robotLeaseDetector } from '../events/detectors/robot-lease.js';
 import { defineEntityPoller } from './entity-poller.js';
+import { batchSettings } from './settings.js';
 
 /** `robot_lease`: `GET /v2/teleop-control/status` per robot → `{holderId, expiresAt}` (→ `robot.lease.changed`). */
 export const robotLeasePoller = defineEntityPoller({
   name: 'robot_lease',
+  settings: batchSettings(60_000, 50),
   kind: 'robot',
-  signal: 'lease',
+  facet: 'lease',
   detector: robotLeaseDetector,
-  options: () => undefined,
   read: async (ctx, id, signal): Promise<LeaseValue> => {
     const lease = await ctx.upstream.robots.teleopStatus(id, { signal });
     const value: LeaseValue = {};

@@ -1,26 +1,24 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { Config } from '../config/schema.js';
-import { type DetectorOptions, toDetectorOptions } from '../events/detector-options.js';
+import {
+  type DetectorOptions,
+  type DetectorOptionsConfig,
+  toDetectorOptions,
+} from '../events/detector-options.js';
 import type { LeaseRef, PollLeases } from '../store/poll-lease.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
-import { MembershipView } from './membership-view.js';
+import type { HttpLimits } from '../upstream/config.js';
+import type { PollerName, PollersConfig } from './config.js';
+import { MembershipView, targetsOf } from './membership-view.js';
+import { ObservationPipeline, type PipelineResult } from './observation-pipeline.js';
 import { observe } from './observe.js';
-import { SignalPipeline, type SignalResult } from './pipeline.js';
+import { emptyOutcome, type PollHooks, type PollOutcome } from './outcome.js';
+import { type PollJobData, pollJobId, shardOffset } from './poll-queue.js';
 import type { PollContext, Poller, PollUpstream } from './poller.js';
-import { POLLERS } from './registry.js';
-import {
-  emptyOutcome,
-  type PollerName,
-  type PollHooks,
-  type PollJobData,
-  type PollOutcome,
-  pollJobId,
-  shardOffset,
-  targetsOf,
-} from './types.js';
-import type { UpstreamWindows } from './upstream-health.js';
+import { ENTITY_FACETS, POLLERS } from './registry.js';
+import type { PollerSettings } from './settings.js';
+import type { UpstreamWindows } from './upstream-windows.js';
 
 /**
  * Runs poll jobs: the part of a poll that is the same for every poller.
@@ -33,15 +31,26 @@ import type { UpstreamWindows } from './upstream-health.js';
  *   job runs, released at the end. An entity whose lease another poll holds is skipped and counted
  *   (`leaseHeld`): a poll that runs past its interval makes the next tick skip the entity rather
  *   than poll it twice at once.
- * - **Dispatch** to the poller named by the job, with a context whose `commit` is the signal
+ * - **Dispatch** to the poller named by the job, with a context whose `commit` is the observation
  *   pipeline (see pipeline.ts).
  *
  * `runTick` plans a tick and runs its jobs right here, without BullMQ: one deterministic poll,
  * for tests and tools.
  */
 
+/**
+ * The parts of the config file polling reads. The daemon passes the whole `Config`, which has
+ * them all; tests may pass just these.
+ */
+export interface PollConfig {
+  pollers: PollersConfig;
+  detectors: DetectorOptionsConfig;
+  upstream: { http: Pick<HttpLimits, 'max_in_flight' | 'request_timeout'> };
+  worker: { concurrency: number; spread: number };
+}
+
 export interface PollRunnerOptions {
-  config: Config;
+  config: PollConfig;
   upstream: PollUpstream;
   store: SnapshotStore;
   leases: PollLeases;
@@ -77,7 +86,7 @@ export function shard(ids: readonly string[], batchSize: number): string[][] {
   return shards;
 }
 
-function countInto(outcome: PollOutcome, result: SignalResult): SignalResult {
+function countInto(outcome: PollOutcome, result: PipelineResult): PipelineResult {
   outcome.observed += result.observed;
   outcome.failed += result.failed;
   outcome.committed += result.committed;
@@ -90,7 +99,7 @@ function countInto(outcome: PollOutcome, result: SignalResult): SignalResult {
 }
 
 export class PollRunner {
-  readonly config: Config;
+  readonly config: PollConfig;
   readonly detectors: DetectorOptions;
   readonly #options: PollRunnerOptions;
   readonly #pollers: Readonly<Record<PollerName, Poller>>;
@@ -132,8 +141,8 @@ export class PollRunner {
   }
 
   #batchSize(poller: PollerName): number {
-    const settings: { batch_size?: unknown } = this.config.pollers[poller];
-    return typeof settings.batch_size === 'number' ? settings.batch_size : Number.POSITIVE_INFINITY;
+    const settings: PollerSettings = this.config.pollers[poller];
+    return settings.batch_size ?? Number.POSITIVE_INFINITY;
   }
 
   /** The jobs of one tick of `poller`. */
@@ -179,8 +188,8 @@ export class PollRunner {
     const ids = kind ? [...new Set(data.ids ?? [])] : undefined;
     const refs: LeaseRef[] =
       kind && ids
-        ? ids.map((id) => ({ kind, id, signal: data.poller }))
-        : [{ kind: 'fleet', id: data.poller, signal: 'poll' }];
+        ? ids.map((id) => ({ kind, id, scope: data.poller }))
+        : [{ kind: 'fleet', id: data.poller, scope: 'poll' }];
     outcome.targets = refs.length;
 
     const { leases } = this.#options;
@@ -239,7 +248,7 @@ export class PollRunner {
     const now = this.#now;
     const signal = this.#signal;
     const logger = this.#logger;
-    const pipeline = new SignalPipeline({
+    const pipeline = new ObservationPipeline({
       store: this.#options.store,
       now,
       logger,
@@ -247,11 +256,12 @@ export class PollRunner {
     });
     return {
       job,
-      config: this.config,
+      settings: this.config.pollers[job.poller],
       upstream: this.#options.upstream,
       store: this.#options.store,
       windows: this.#options.windows,
       detectors: this.detectors,
+      entityFacets: ENTITY_FACETS,
       now,
       signal,
       logger,
@@ -268,6 +278,13 @@ export class PollRunner {
       },
       notDue: (count) => {
         outcome.notDue += count;
+      },
+      countError: (ref, error) => {
+        try {
+          this.#options.hooks?.observationError?.({ poller: job.poller, ref, error });
+        } catch (hookError) {
+          logger.debug({ err: (hookError as Error).message }, 'observation error hook failed');
+        }
       },
     };
   }

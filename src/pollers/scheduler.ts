@@ -1,7 +1,10 @@
 import { createTask, type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
-import type { PollQueue } from '../queues/poll-queue.js';
-import { type PollerName, type PollJobData, pollJobId } from './types.js';
+import type { PollerName, PollersConfig } from './config.js';
+import type { PollQueue } from './poll-queue.js';
+import { type PollJobData, pollJobId } from './poll-queue.js';
+import type { Poller } from './poller.js';
+import { POLLER_NAMES, POLLERS } from './registry.js';
 
 /**
  * Turns the clock into poll jobs.
@@ -23,6 +26,15 @@ export interface ScheduledPoller {
   intervalMs: number;
   /** Delay of the tick's jobs (the `upstream` poller waits for every replica's counts). */
   delayMs?: number;
+}
+
+/** The enabled pollers of the config, in tick order, with their intervals and job delays. */
+export function scheduledPollers(settings: PollersConfig): ScheduledPoller[] {
+  return POLLER_NAMES.filter((name) => settings[name].enabled).map((name) => {
+    const intervalMs = settings[name].interval;
+    const poller: Poller = POLLERS[name];
+    return { name, intervalMs, ...(poller.delayMs ? { delayMs: poller.delayMs(intervalMs) } : {}) };
+  });
 }
 
 export interface PollSchedulerOptions {

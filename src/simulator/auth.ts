@@ -1,5 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { SimClient } from './types.js';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IssuerOptions, SimClient } from './types.js';
 
 export interface ClientGrant {
   id: string;
@@ -16,17 +16,31 @@ export const DEFAULT_CLIENTS: SimClient[] = [{ id: 'fleetwatch-demo', secret: 'd
 
 const hash = (s: string) => createHash('sha256').update(s).digest();
 const SWEEP_EVERY = 1024;
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
-/** Issues opaque bearer tokens for the configured clients and resolves them back to a grant. */
+/** What the token endpoint answers with a token. */
+export interface IssuedToken {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in?: number;
+}
+
+/**
+ * Issues bearer tokens for the configured clients and resolves them back to a grant. How it
+ * issues them (`IssuerOptions`) can change while it runs; tokens already issued keep their expiry.
+ * The spec says nothing of the lifetime, so both an issuer that sends `expires_in` and one that
+ * does not, with opaque tokens or with JWTs carrying `iat` and `exp`, follow it.
+ */
 export class TokenIssuer {
   private readonly clients = new Map<string, ClientGrant>();
   private readonly tokens = new Map<string, { client: ClientGrant; expiresAt: number }>();
   private issuedSinceSweep = 0;
+  /** Signs the JWTs (nobody verifies them but the simulator, which looks tokens up instead). */
+  private readonly signingKey = randomBytes(32);
+  options: Required<IssuerOptions>;
 
-  constructor(
-    clients: SimClient[],
-    public ttlSeconds: number,
-  ) {
+  constructor(clients: SimClient[], options: IssuerOptions = {}) {
+    this.options = { tokenTtlSeconds: 3600, sendExpiresIn: true, jwt: false, ...options };
     for (const c of clients) {
       this.clients.set(c.id, {
         id: c.id,
@@ -47,14 +61,38 @@ export class TokenIssuer {
     return client && ok ? client : undefined;
   }
 
-  issue(
-    client: ClientGrant,
-    now: number,
-  ): { access_token: string; token_type: 'Bearer'; expires_in: number } {
+  /** Changes how tokens are issued from now on; returns the whole set. */
+  configure(options: IssuerOptions): Required<IssuerOptions> {
+    this.options = { ...this.options, ...options };
+    return { ...this.options };
+  }
+
+  issue(client: ClientGrant, now: number): IssuedToken {
     if (++this.issuedSinceSweep >= SWEEP_EVERY) this.sweep(now);
-    const token = randomBytes(24).toString('base64url');
-    this.tokens.set(token, { client, expiresAt: now + this.ttlSeconds * 1000 });
-    return { access_token: token, token_type: 'Bearer', expires_in: this.ttlSeconds };
+    const { tokenTtlSeconds, sendExpiresIn, jwt } = this.options;
+    let token: string;
+    let expiresAt = now + Math.round(tokenTtlSeconds * 1000);
+    if (jwt) {
+      // Whole seconds, as issuers write NumericDates: the token expires at `exp` exactly.
+      const iat = Math.floor(now / 1000);
+      const exp = Math.floor(expiresAt / 1000);
+      expiresAt = exp * 1000;
+      const unsigned = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({
+        sub: client.id,
+        iat,
+        exp,
+        jti: randomBytes(12).toString('base64url'),
+      })}`;
+      token = `${unsigned}.${createHmac('sha256', this.signingKey).update(unsigned).digest('base64url')}`;
+    } else {
+      token = randomBytes(24).toString('base64url');
+    }
+    this.tokens.set(token, { client, expiresAt });
+    return {
+      access_token: token,
+      token_type: 'Bearer',
+      ...(sendExpiresIn ? { expires_in: tokenTtlSeconds } : {}),
+    };
   }
 
   /** The grant behind a live token, or undefined (unknown, revoked or expired). */

@@ -4,16 +4,37 @@ import type { SimulatorControl } from './types.js';
 
 const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
+/** What `/_sim/vehicles` and `/_sim/robots` do, per kind: add, read, change, remove one. */
+interface EntityRoutes {
+  noun: string;
+  add(payload: never): unknown;
+  get(id: string): unknown;
+  update(id: string, payload: never): unknown;
+  remove(id: string): boolean;
+}
+
+function entityRoutes(control: SimulatorControl, noun: 'vehicle' | 'robot'): EntityRoutes {
+  const kind = noun === 'vehicle' ? 'Vehicle' : 'Robot';
+  return {
+    noun,
+    add: (payload) => control[`add${kind}`](payload),
+    get: (id) => control[`get${kind}`](id),
+    update: (id, payload) => control[`update${kind}`](id, payload),
+    remove: (id) => control[`remove${kind}`](id),
+  };
+}
+
 /**
  * HTTP control API under `/_sim` (plain JSON, no envelope, errors `{ error }`). It has no
  * authentication, so it answers loopback callers only, even when the simulator binds elsewhere.
  *
- *   GET /_sim/state · GET|PUT|DELETE /_sim/faults · GET|PUT /_sim/behaviours
+ *   GET /_sim/state · GET|PUT|DELETE /_sim/faults · GET|PUT /_sim/behaviours · GET|PATCH /_sim/issuer
  *   POST /_sim/vehicles · GET|PATCH|DELETE /_sim/vehicles/{id}
  *   POST /_sim/robots · GET|PATCH|DELETE /_sim/robots/{deviceId}
  *   POST /_sim/tokens/expire · GET|DELETE /_sim/stats · POST /_sim/reset
  */
 export function createControlHandler(control: SimulatorControl): (ctx: Ctx) => Promise<void> {
+  const entities = { vehicles: entityRoutes(control, 'vehicle'), robots: entityRoutes(control, 'robot') };
   return async (ctx) => {
     ctx.operation = 'control';
     if (!LOOPBACK.test(ctx.req.socket.remoteAddress ?? '')) {
@@ -27,12 +48,29 @@ export function createControlHandler(control: SimulatorControl): (ctx: Ctx) => P
       payload = parsed.value;
     }
     const segments = ctx.path.split('/').slice(2);
-    const route = `${ctx.method} ${segments.length > 1 && (segments[0] === 'vehicles' || segments[0] === 'robots') ? `${segments[0]}/:id` : segments.join('/')}`;
+    const route = `${ctx.method} ${segments.join('/')}`;
     const id = segments.length === 2 ? decodeSegment(segments[1]!) : undefined;
     const found = (value: unknown, what: string) =>
       value ? sendJson(ctx, 200, value) : sendJson(ctx, 404, { error: `no ${what} '${id ?? ''}'` });
+    const noRoute = () => sendJson(ctx, 404, { error: `no control route ${ctx.method} ${ctx.path}` });
+    /** `POST /_sim/{kind}`, `GET|PATCH|DELETE /_sim/{kind}/{id}`. */
+    const entityRoute = (entity: EntityRoutes) => {
+      switch (`${ctx.method} ${segments.length > 1 ? 'one' : 'all'}`) {
+        case 'POST all':
+          return sendJson(ctx, 201, entity.add(payload as never));
+        case 'GET one':
+          return found(id && entity.get(id), entity.noun);
+        case 'PATCH one':
+          return sendJson(ctx, 200, entity.update(id ?? '', payload as never));
+        case 'DELETE one':
+          return found(id && entity.remove(id) ? { removed: id } : undefined, entity.noun);
+        default:
+          return noRoute();
+      }
+    };
 
     try {
+      if (segments[0] === 'vehicles' || segments[0] === 'robots') return entityRoute(entities[segments[0]]);
       switch (route) {
         case 'GET state':
           return sendJson(ctx, 200, control.state());
@@ -47,22 +85,10 @@ export function createControlHandler(control: SimulatorControl): (ctx: Ctx) => P
           return sendJson(ctx, 200, { behaviours: control.state().behaviours });
         case 'PUT behaviours':
           return sendJson(ctx, 200, { behaviours: control.setBehaviours(payload as never) });
-        case 'POST vehicles':
-          return sendJson(ctx, 201, control.addVehicle(payload as never));
-        case 'GET vehicles/:id':
-          return found(id && control.getVehicle(id), 'vehicle');
-        case 'PATCH vehicles/:id':
-          return sendJson(ctx, 200, control.updateVehicle(id ?? '', payload as never));
-        case 'DELETE vehicles/:id':
-          return found(id && control.removeVehicle(id) ? { removed: id } : undefined, 'vehicle');
-        case 'POST robots':
-          return sendJson(ctx, 201, control.addRobot(payload as never));
-        case 'GET robots/:id':
-          return found(id && control.getRobot(id), 'robot');
-        case 'PATCH robots/:id':
-          return sendJson(ctx, 200, control.updateRobot(id ?? '', payload as never));
-        case 'DELETE robots/:id':
-          return found(id && control.removeRobot(id) ? { removed: id } : undefined, 'robot');
+        case 'GET issuer':
+          return sendJson(ctx, 200, control.getIssuer());
+        case 'PATCH issuer':
+          return sendJson(ctx, 200, control.updateIssuer(payload as never));
         case 'POST tokens/expire':
           return sendJson(ctx, 200, { expired: control.expireTokens() });
         case 'GET stats':
@@ -74,7 +100,7 @@ export function createControlHandler(control: SimulatorControl): (ctx: Ctx) => P
           control.reset();
           return sendJson(ctx, 200, { reset: true });
         default:
-          return sendJson(ctx, 404, { error: `no control route ${ctx.method} ${ctx.path}` });
+          return noRoute();
       }
     } catch (error) {
       if (error instanceof SimControlError) return sendJson(ctx, error.status, { error: error.message });

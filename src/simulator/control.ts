@@ -7,15 +7,7 @@ import type { FleetState } from './fleet-state.js';
 import { type Doc, LEASE_TTL_MS, newDoc, type RobotRecord } from './robot-model.js';
 import { blankRobot, blankVehicle, seedFleet } from './seed.js';
 import type { Stats } from './stats.js';
-import type {
-  BehaviourOptions,
-  FaultOptions,
-  RobotInput,
-  RobotPatch,
-  SimulatorControl,
-  VehicleInput,
-  VehiclePatch,
-} from './types.js';
+import type { BehaviourOptions, FaultOptions, IssuerOptions, RobotPatch, SimulatorControl } from './types.js';
 
 /** A rejected control call; `status` is what the HTTP control API answers. */
 export class SimControlError extends Error {
@@ -29,6 +21,12 @@ export class SimControlError extends Error {
 }
 
 const dateTime = z.iso.datetime({ offset: true });
+/** At most this many fields: enough to break an element in any way, not a store of data. */
+const listFields = z
+  .record(z.string().min(1).max(100), z.json())
+  .refine((fields) => Object.keys(fields).length <= 20, { error: 'at most 20 fields' })
+  .nullable()
+  .optional();
 const configName = z.string().min(1).max(200).nullable().optional();
 
 const vehiclePatchSchema = z
@@ -44,6 +42,7 @@ const vehiclePatchSchema = z
     updatedAt: dateTime.nullable().optional(),
     powerCapable: z.boolean().optional(),
     stuck: z.boolean().optional(),
+    listFields,
   })
   .strict();
 const vehicleInputSchema = vehiclePatchSchema.extend({ id: z.string().min(1).max(200) });
@@ -73,6 +72,7 @@ const robotPatchSchema = z
     activeSite: configName,
     loadedRoute: configName,
     loadedZoneSet: configName,
+    listFields,
   })
   .strict();
 const robotInputSchema = robotPatchSchema.extend({ deviceId: z.string().min(1).max(200) });
@@ -94,6 +94,18 @@ const behaviourOptionsSchema = z
     feedbackChangeRate: rate,
     routeChangeRate: rate,
     commandProgressRate: rate,
+  })
+  .partial()
+  .strict();
+
+export const issuerOptionsSchema = z
+  .object({
+    tokenTtlSeconds: z
+      .number()
+      .min(0.1)
+      .max(7 * 86_400),
+    sendExpiresIn: z.boolean(),
+    jwt: z.boolean(),
   })
   .partial()
   .strict();
@@ -127,10 +139,8 @@ function ensureDoc(map: Map<string, Doc>, name: string, now: number): string {
 }
 
 function patchRobot(fleet: FleetState, robot: RobotRecord, patch: RobotPatch, now: number): void {
-  if (patch.name !== undefined && patch.name !== robot.name) {
-    robot.name = patch.name;
-    fleet.robotListVersion++;
-  }
+  if (patch.name !== undefined) fleet.renameRobot(robot, patch.name);
+  if (patch.listFields !== undefined) fleet.setListFields(robot, patch.listFields);
   if (patch.healthy !== undefined) robot.healthy = patch.healthy;
   if (patch.unhealthyMode !== undefined) robot.unhealthyMode = patch.unhealthyMode;
   const f = patch.feedback;
@@ -164,18 +174,73 @@ function patchRobot(fleet: FleetState, robot: RobotRecord, patch: RobotPatch, no
   }
 }
 
+/** How the control API reads, adds and changes one kind of entity (vehicles, robots). */
+interface EntityKind<Entity, Patch, View> {
+  noun: 'vehicle' | 'robot';
+  all: ReadonlyMap<string, Entity>;
+  /** The input of an add, checked: the new entity's id and the rest as a patch. */
+  parseInput(input: unknown): { id: string; patch: Patch };
+  patchSchema: z.ZodType<Patch>;
+  blank(id: string, now: number): Entity;
+  patch(entity: Entity, patch: Patch, now: number): void;
+  add(entity: Entity): void;
+  view(entity: Entity, now: number): View;
+}
+
+function entityControl<Entity, Patch, View>(kind: EntityKind<Entity, Patch, View>) {
+  return {
+    get(id: string): View | undefined {
+      const entity = kind.all.get(id);
+      return entity ? kind.view(entity, Date.now()) : undefined;
+    },
+    add(input: unknown): View {
+      const { id, patch } = kind.parseInput(input);
+      if (kind.all.has(id)) throw new SimControlError(`${kind.noun} '${id}' already exists`, 409);
+      const now = Date.now();
+      const entity = kind.blank(id, now);
+      kind.patch(entity, patch, now);
+      kind.add(entity);
+      return kind.view(entity, now);
+    },
+    update(id: string, patch: unknown): View {
+      const parsed = parseOr400(kind.patchSchema, patch, `${kind.noun} patch`);
+      const entity = kind.all.get(id);
+      if (!entity) throw new SimControlError(`no ${kind.noun} '${id}'`, 404);
+      const now = Date.now();
+      kind.patch(entity, parsed, now);
+      return kind.view(entity, now);
+    },
+  };
+}
+
 export function createControl(d: ControlDeps): SimulatorControl {
   const { fleet } = d;
-  const vehicleOr404 = (id: string) => {
-    const v = fleet.vehicles.get(id);
-    if (!v) throw new SimControlError(`no vehicle '${id}'`, 404);
-    return v;
-  };
-  const robotOr404 = (id: string) => {
-    const r = fleet.robots.get(id);
-    if (!r) throw new SimControlError(`no robot '${id}'`, 404);
-    return r;
-  };
+  const vehicles = entityControl({
+    noun: 'vehicle',
+    all: fleet.vehicles,
+    parseInput(input) {
+      const { id, ...patch } = parseOr400(vehicleInputSchema, input, 'vehicle');
+      return { id, patch };
+    },
+    patchSchema: vehiclePatchSchema,
+    blank: blankVehicle,
+    patch: (vehicle, patch, now) => fleet.patchVehicle(vehicle, patch, now),
+    add: (vehicle) => fleet.addVehicle(vehicle),
+    view: (vehicle, now) => fleet.vehicleView(vehicle, now),
+  });
+  const robots = entityControl({
+    noun: 'robot',
+    all: fleet.robots,
+    parseInput(input) {
+      const { deviceId, ...patch } = parseOr400(robotInputSchema, input, 'robot');
+      return { id: deviceId, patch };
+    },
+    patchSchema: robotPatchSchema,
+    blank: (deviceId, now) => blankRobot(deviceId, randomUUID(), now),
+    patch: (robot, patch, now) => patchRobot(fleet, robot, patch, now),
+    add: (robot) => fleet.addRobot(robot),
+    view: (robot, now) => fleet.robotView(robot, now),
+  });
 
   return {
     state() {
@@ -184,7 +249,8 @@ export function createControl(d: ControlDeps): SimulatorControl {
         url: d.url(),
         seed: d.seed,
         powerDelayMs: fleet.powerDelayMs,
-        tokenTtlSeconds: d.tokens.ttlSeconds,
+        tokenTtlSeconds: d.tokens.options.tokenTtlSeconds,
+        issuer: { ...d.tokens.options },
         clients: d.tokens.describeClients(),
         activeTokens: d.tokens.activeTokens(now),
         faults: d.faults.get(),
@@ -193,47 +259,13 @@ export function createControl(d: ControlDeps): SimulatorControl {
         robots: [...fleet.robots.values()].map((r) => fleet.robotView(r, now)),
       };
     },
-    getVehicle(id) {
-      const v = fleet.vehicles.get(id);
-      return v ? fleet.vehicleView(v, Date.now()) : undefined;
-    },
-    addVehicle(input: VehicleInput) {
-      const { id, ...patch } = parseOr400(vehicleInputSchema, input, 'vehicle');
-      if (fleet.vehicles.has(id)) throw new SimControlError(`vehicle '${id}' already exists`, 409);
-      const now = Date.now();
-      const v = blankVehicle(id, now);
-      fleet.patchVehicle(v, patch, now);
-      fleet.addVehicle(v);
-      return fleet.vehicleView(v, now);
-    },
-    updateVehicle(id: string, patch: VehiclePatch) {
-      const parsed = parseOr400(vehiclePatchSchema, patch, 'vehicle patch');
-      const v = vehicleOr404(id);
-      const now = Date.now();
-      fleet.patchVehicle(v, parsed, now);
-      return fleet.vehicleView(v, now);
-    },
+    getVehicle: vehicles.get,
+    addVehicle: vehicles.add,
+    updateVehicle: vehicles.update,
     removeVehicle: (id) => fleet.removeVehicle(id),
-    getRobot(id) {
-      const r = fleet.robots.get(id);
-      return r ? fleet.robotView(r, Date.now()) : undefined;
-    },
-    addRobot(input: RobotInput) {
-      const { deviceId, ...patch } = parseOr400(robotInputSchema, input, 'robot');
-      if (fleet.robots.has(deviceId)) throw new SimControlError(`robot '${deviceId}' already exists`, 409);
-      const now = Date.now();
-      const r = blankRobot(deviceId, randomUUID(), now);
-      patchRobot(fleet, r, patch, now);
-      fleet.addRobot(r);
-      return fleet.robotView(r, now);
-    },
-    updateRobot(id: string, patch: RobotPatch) {
-      const parsed = parseOr400(robotPatchSchema, patch, 'robot patch');
-      const r = robotOr404(id);
-      const now = Date.now();
-      patchRobot(fleet, r, parsed, now);
-      return fleet.robotView(r, now);
-    },
+    getRobot: robots.get,
+    addRobot: robots.add,
+    updateRobot: robots.update,
     removeRobot: (id) => fleet.removeRobot(id),
     getFaults: () => d.faults.get(),
     setFaults(faults: FaultOptions) {
@@ -243,6 +275,10 @@ export function createControl(d: ControlDeps): SimulatorControl {
       d.faults.set({});
     },
     expireTokens: () => d.tokens.expireAll(),
+    getIssuer: () => ({ ...d.tokens.options }),
+    updateIssuer(options: IssuerOptions) {
+      return d.tokens.configure(parseOr400(issuerOptionsSchema, options, 'issuer options'));
+    },
     setBehaviours(value: boolean | BehaviourOptions) {
       const parsed =
         typeof value === 'boolean' ? value : parseOr400(behaviourOptionsSchema, value, 'behaviours');

@@ -1,6 +1,6 @@
 import type { Prng } from './prng.js';
 import { type RobotRecord, robotView } from './robot-model.js';
-import type { CommandState, PowerState, RobotView, VehiclePatch, VehicleView } from './types.js';
+import type { CommandState, ListFields, PowerState, RobotView, VehiclePatch, VehicleView } from './types.js';
 
 export interface VehicleRecord {
   id: string;
@@ -14,36 +14,57 @@ export interface VehicleRecord {
   stuck: boolean;
   /** Last VPN (re)connect, so a command blocked by an outage reports when the vehicle is back. */
   connectedAt: number;
+  /** Fields that replace its element of `GET /v1/vehicles`, as given (see `ListFields`). */
+  listFields: ListFields | null;
 }
 
-/** Keeps a dense id array beside a Map so behaviours can pick a random entity in O(1). */
-class IdPool {
+/**
+ * Entities by id, with a dense id array beside the map so behaviours can pick one at random in
+ * O(1), and a version bumped whenever the list changes (one added or removed, or `touch`).
+ */
+class Roster<T> {
+  readonly byId = new Map<string, T>();
+  version = 0;
   private ids: string[] = [];
   private index = new Map<string, number>();
 
-  add(id: string): void {
+  add(id: string, entity: T): void {
+    this.byId.set(id, entity);
     this.index.set(id, this.ids.length);
     this.ids.push(id);
+    this.version++;
   }
 
-  remove(id: string): void {
+  remove(id: string): boolean {
+    if (!this.byId.delete(id)) return false;
     const at = this.index.get(id);
-    if (at === undefined) return;
-    const last = this.ids.pop()!;
-    if (last !== id) {
-      this.ids[at] = last;
-      this.index.set(last, at);
+    if (at !== undefined) {
+      const last = this.ids.pop()!;
+      if (last !== id) {
+        this.ids[at] = last;
+        this.index.set(last, at);
+      }
+      this.index.delete(id);
     }
-    this.index.delete(id);
+    this.version++;
+    return true;
   }
 
-  pick(prng: Prng): string | undefined {
-    return this.ids.length === 0 ? undefined : this.ids[Math.floor(prng.next() * this.ids.length)];
+  /** A listed field of an entity changed. */
+  touch(): void {
+    this.version++;
+  }
+
+  pick(prng: Prng): T | undefined {
+    const id = this.ids.length === 0 ? undefined : this.ids[Math.floor(prng.next() * this.ids.length)];
+    return id === undefined ? undefined : this.byId.get(id);
   }
 
   clear(): void {
+    this.byId.clear();
     this.ids = [];
     this.index.clear();
+    this.version++;
   }
 }
 
@@ -51,59 +72,63 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** The in-memory fleet. Every read of power state settles due commands lazily, so no timers per command. */
 export class FleetState {
-  readonly vehicles = new Map<string, VehicleRecord>();
-  readonly robots = new Map<string, RobotRecord>();
-  /** Bumped whenever anything in the vehicle list (ids, ipAddress, vpnConnected) changes. */
-  vehicleListVersion = 0;
-  robotListVersion = 0;
-  private vehiclePool = new IdPool();
-  private robotPool = new IdPool();
+  readonly #vehicles = new Roster<VehicleRecord>();
+  readonly #robots = new Roster<RobotRecord>();
+  readonly vehicles = this.#vehicles.byId;
+  readonly robots = this.#robots.byId;
 
   constructor(public powerDelayMs: number) {}
 
+  /** Bumped whenever anything in the vehicle list (ids, ipAddress, vpnConnected) changes. */
+  get vehicleListVersion(): number {
+    return this.#vehicles.version;
+  }
+
+  /** Bumped whenever anything in the robot list (ids, names) changes. */
+  get robotListVersion(): number {
+    return this.#robots.version;
+  }
+
   addVehicle(vehicle: VehicleRecord): void {
-    this.vehicles.set(vehicle.id, vehicle);
-    this.vehiclePool.add(vehicle.id);
-    this.vehicleListVersion++;
+    this.#vehicles.add(vehicle.id, vehicle);
   }
 
   removeVehicle(id: string): boolean {
-    if (!this.vehicles.delete(id)) return false;
-    this.vehiclePool.remove(id);
-    this.vehicleListVersion++;
-    return true;
+    return this.#vehicles.remove(id);
   }
 
   addRobot(robot: RobotRecord): void {
-    this.robots.set(robot.deviceId, robot);
-    this.robotPool.add(robot.deviceId);
-    this.robotListVersion++;
+    this.#robots.add(robot.deviceId, robot);
   }
 
   removeRobot(deviceId: string): boolean {
-    if (!this.robots.delete(deviceId)) return false;
-    this.robotPool.remove(deviceId);
-    this.robotListVersion++;
-    return true;
+    return this.#robots.remove(deviceId);
+  }
+
+  /** Replaces the list fields of an entity (see `ListFields`); the list it is in changes. */
+  setListFields(entity: VehicleRecord | RobotRecord, fields: ListFields | null): void {
+    entity.listFields = fields;
+    if ('deviceId' in entity) this.#robots.touch();
+    else this.#vehicles.touch();
+  }
+
+  renameRobot(robot: RobotRecord, name: string): void {
+    if (robot.name === name) return;
+    robot.name = name;
+    this.#robots.touch();
   }
 
   clear(): void {
-    this.vehicles.clear();
-    this.robots.clear();
-    this.vehiclePool.clear();
-    this.robotPool.clear();
-    this.vehicleListVersion++;
-    this.robotListVersion++;
+    this.#vehicles.clear();
+    this.#robots.clear();
   }
 
   randomVehicle(prng: Prng): VehicleRecord | undefined {
-    const id = this.vehiclePool.pick(prng);
-    return id === undefined ? undefined : this.vehicles.get(id);
+    return this.#vehicles.pick(prng);
   }
 
   randomRobot(prng: Prng): RobotRecord | undefined {
-    const id = this.robotPool.pick(prng);
-    return id === undefined ? undefined : this.robots.get(id);
+    return this.#robots.pick(prng);
   }
 
   /** Completes a due command: needs the delay to have passed, the VPN up and nothing stuck. */
@@ -126,13 +151,13 @@ export class FleetState {
     this.settle(vehicle, now);
     vehicle.vpnConnected = connected;
     if (connected) vehicle.connectedAt = now;
-    this.vehicleListVersion++;
+    this.#vehicles.touch();
   }
 
   setIp(vehicle: VehicleRecord, ip: string | null): void {
     if (vehicle.ipAddress === ip) return;
     vehicle.ipAddress = ip;
-    this.vehicleListVersion++;
+    this.#vehicles.touch();
   }
 
   /** Control-API patch. A new `state` without `updatedAt` counts as a report made now. */
@@ -141,6 +166,7 @@ export class FleetState {
     if (patch.vpnConnected !== undefined) this.setVpn(vehicle, patch.vpnConnected, now);
     if (patch.ipAddress !== undefined) this.setIp(vehicle, patch.ipAddress);
     if (patch.powerCapable !== undefined) vehicle.powerCapable = patch.powerCapable;
+    if (patch.listFields !== undefined) this.setListFields(vehicle, patch.listFields);
     if (patch.stuck !== undefined) vehicle.stuck = patch.stuck;
     if (patch.state !== undefined) {
       vehicle.state = patch.state;
@@ -168,6 +194,7 @@ export class FleetState {
       updatedAt: iso(vehicle.updatedAt),
       powerCapable: vehicle.powerCapable,
       stuck: vehicle.stuck,
+      listFields: vehicle.listFields,
     };
   }
 

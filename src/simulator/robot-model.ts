@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ListFields, RobotFeedbackView } from './types.js';
 
 /** Opaque document (site, route, zone set, reference target); the spec gives no field list. */
 export type Doc = Record<string, unknown> & { name: string; created_at: string; updated_at: string };
@@ -19,18 +20,13 @@ export interface Track {
   created_at: string;
 }
 
-export interface RobotRecord {
+/** A simulated robot: its feedback fields are those the control API shows. */
+export interface RobotRecord extends RobotFeedbackView {
   deviceId: string;
   name: string;
   uuid: string;
   healthy: boolean;
   unhealthyMode: 'error' | 'timeout';
-  cortexStatus: number;
-  navStatus: number;
-  vehicleState: string;
-  latitude: number;
-  longitude: number;
-  altitude: number;
   /** When the current navigation goal started (ms). */
   navStartedAt: number;
   lease: { holderId: string; expiresAt: number } | null;
@@ -46,6 +42,8 @@ export interface RobotRecord {
   history: Command[];
   paused: boolean;
   commandSeq: number;
+  /** Fields that replace its element of `GET /api/robots`, as given (see `ListFields`). */
+  listFields: ListFields | null;
 }
 
 export const LEASE_TTL_MS = 60_000;
@@ -269,5 +267,6 @@ export function robotView(robot: RobotRecord, now: number) {
     paused: robot.paused,
     commandQueue: robot.queue.length,
     commandHistory: robot.history.length,
+    listFields: robot.listFields,
   };
 }

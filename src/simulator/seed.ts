@@ -24,6 +24,7 @@ export function blankVehicle(id: string, now: number): VehicleRecord {
     powerCapable: true,
     stuck: false,
     connectedAt: now,
+    listFields: null,
   };
 }
 
@@ -54,6 +55,7 @@ export function blankRobot(deviceId: string, uuid: string, now: number): RobotRe
     history: [],
     paused: false,
     commandSeq: 0,
+    listFields: null,
   };
 }
 
@@ -107,6 +109,9 @@ function seedRobot(n: number, prng: Prng, now: number): RobotRecord {
   if (prng.chance(0.2)) r.lease = { holderId: 'teleop-station-1', expiresAt: now + 3_600_000 };
   return r;
 }
+
+/** How large a seeded fleet may be (vehicles, robots each) and the seeds there are (32 bits). */
+export const SEED_LIMITS = { entities: 100_000, seed: 0xffff_ffff } as const;
 
 /** Fills the fleet deterministically: same seed and counts, same vehicles and robots. */
 export function seedFleet(

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -32,11 +33,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const robots = opts.robots ?? 5;
   const logger = opts.logger ?? pino({ enabled: false });
   const closing = new AbortController();
+  // Every delayed answer listens to it: hundreds at once under latency faults, not the default 10.
+  setMaxListeners(0, closing.signal);
   const held = new Set<ServerResponse>();
 
   const fleet = new FleetState(opts.powerDelayMs ?? 3000);
   seedFleet(fleet, seed, vehicles, robots, Date.now());
-  const tokens = new TokenIssuer(opts.clients ?? DEFAULT_CLIENTS, opts.tokenTtlSeconds ?? 3600);
+  const tokens = new TokenIssuer(opts.clients ?? DEFAULT_CLIENTS, {
+    ...(opts.tokenTtlSeconds === undefined ? {} : { tokenTtlSeconds: opts.tokenTtlSeconds }),
+    ...opts.issuer,
+  });
   const faults = new FaultInjector(deriveSeed(seed, 1));
   const initialFaults = faults.set(opts.faults ?? {});
   const stats = new Stats();

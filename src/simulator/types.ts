@@ -78,6 +78,19 @@ export interface FaultOptions {
   targets?: string[];
 }
 
+/** How the token issuer issues tokens (`GET`/`PATCH /_sim/issuer`). */
+export interface IssuerOptions {
+  /** Lifetime of the tokens issued from now on, in seconds; fractions allowed (default 3600). */
+  tokenTtlSeconds?: number;
+  /** Send `expires_in` with each token (default true; the spec leaves the lifetime open). */
+  sendExpiresIn?: boolean;
+  /**
+   * Issue JWTs whose payload carries `iat` and `exp` (whole seconds; the token expires at `exp`)
+   * instead of opaque random tokens (default false).
+   */
+  jwt?: boolean;
+}
+
 export interface SimulatorOptions {
   host?: string;
   port?: number;
@@ -85,12 +98,22 @@ export interface SimulatorOptions {
   vehicles?: number;
   robots?: number;
   clients?: SimClient[];
+  /** Shorthand for `issuer.tokenTtlSeconds`. */
   tokenTtlSeconds?: number;
+  issuer?: IssuerOptions;
   powerDelayMs?: number;
   behaviours?: boolean | BehaviourOptions;
   faults?: FaultOptions;
   logger?: Logger;
 }
+
+/**
+ * JSON fields that replace (or add to) an entity's element of its list (`GET /v1/vehicles`,
+ * `GET /api/robots`), sent as given: `{"ipAddress": null}` sends the null the spec forbids,
+ * `{"id": 7}` an id of the wrong type. For rehearsing a malformed list; null sends the element as
+ * the spec says. Only the list is affected.
+ */
+export type ListFields = Record<string, unknown>;
 
 export interface VehicleView {
   id: string;
@@ -104,6 +127,7 @@ export interface VehicleView {
   powerCapable: boolean;
   /** true: pending power commands never complete. */
   stuck: boolean;
+  listFields: ListFields | null;
 }
 
 export type VehicleInput = { id: string } & Partial<Omit<VehicleView, 'id'>>;
@@ -139,6 +163,7 @@ export interface RobotView {
   paused: boolean;
   commandQueue: number;
   commandHistory: number;
+  listFields: ListFields | null;
 }
 
 export interface RobotInput {
@@ -152,6 +177,7 @@ export interface RobotInput {
   activeSite?: string | null;
   loadedRoute?: string | null;
   loadedZoneSet?: string | null;
+  listFields?: ListFields | null;
 }
 export type RobotPatch = Omit<RobotInput, 'deviceId'>;
 
@@ -177,6 +203,7 @@ export interface SimState {
   seed: number;
   powerDelayMs: number;
   tokenTtlSeconds: number;
+  issuer: Required<IssuerOptions>;
   clients: Array<{ id: string; vehicles: 'all' | string[]; robots: 'all' | string[]; forbidden: boolean }>;
   activeTokens: number;
   faults: FaultOptions;
@@ -202,6 +229,9 @@ export interface SimulatorControl {
   clearFaults(): void;
   /** Revokes every issued token; returns how many. */
   expireTokens(): number;
+  getIssuer(): Required<IssuerOptions>;
+  /** Changes the given issuer options (tokens already issued keep their expiry); returns them all. */
+  updateIssuer(options: IssuerOptions): Required<IssuerOptions>;
   setBehaviours(behaviours: boolean | BehaviourOptions): Required<BehaviourOptions> | false;
   stats(): SimStats;
   resetStats(): void;

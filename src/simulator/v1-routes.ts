@@ -36,6 +36,13 @@ export const v1Error = (status: number) => ({ status: 'error', message: MESSAGES
 function vehicleListJson(vehicles: Iterable<VehicleRecord>): string {
   const parts: string[] = [];
   for (const v of vehicles) {
+    if (v.listFields) {
+      const element: Record<string, unknown> = { id: v.id };
+      if (v.ipAddress !== null) element.ipAddress = v.ipAddress;
+      element.vpnConnected = v.vpnConnected;
+      parts.push(JSON.stringify({ ...element, ...v.listFields }));
+      continue;
+    }
     parts.push(
       v.ipAddress === null
         ? `{"id":${JSON.stringify(v.id)},"vpnConnected":${v.vpnConnected}}`

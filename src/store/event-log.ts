@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../events/types.js';
-import { closeQuietly, duplicateForBlocking, retryDelay, waitForReady } from '../queues/connection.js';
+import { closeQuietly, duplicateForBlocking, retryDelay, waitForReady } from '../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from './keys.js';
 import {
   fieldsToRecord,
@@ -108,6 +108,16 @@ function clampLimit(limit: number | undefined): number {
   return Math.min(limit, MAX_RANGE_LIMIT);
 }
 
+/** An ISO 8601 date or time (`2026-03-01`, `2026-03-01T22:00:00Z`) a `since` may be. */
+function isIsoTime(value: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}([T ]|$)/.test(value) && Number.isFinite(Date.parse(value));
+}
+
+/** What `range({ since })` takes: a stream id (exclusive) or an ISO 8601 time (inclusive). */
+export function isSince(value: string): boolean {
+  return isStreamId(value) || isIsoTime(value);
+}
+
 /** Translates `since` into an XRANGE start bound. */
 function startBound(since: string): string {
   if (isStreamId(since)) return `(${since}`;
@@ -178,6 +188,9 @@ export class EventLog {
    * leaves its `for await` loop.
    */
   tail(options: TailOptions = {}): EventTail {
+    const from = options.fromId ?? '$';
+    // Refused before a connection is opened: nothing is left behind to keep the process alive.
+    if (from !== '$' && !isStreamId(from)) throw new RangeError(`fromId must be '$' or a stream id: ${from}`);
     const key = this.keys.events;
     const logger = this.#logger;
     const blockMs = options.blockMs ?? 5_000;
@@ -193,11 +206,7 @@ export class EventLog {
 
     const ready = (async (): Promise<string> => {
       await waitForReady(connection, { signal });
-      const from = options.fromId ?? '$';
-      if (from !== '$') {
-        if (!isStreamId(from)) throw new RangeError(`fromId must be '$' or a stream id: ${from}`);
-        return from;
-      }
+      if (from !== '$') return from;
       const last = (await connection.xrevrange(key, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
       return last[0]?.[0] ?? '0-0';
     })();

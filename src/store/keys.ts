@@ -6,19 +6,33 @@ import type { EntityKind } from '../events/types.js';
  * the event log and an entity index in one call, and BullMQ (prefix `{<prefix>}`) shares the slot.
  *
  * ```
- * {p}:snap:<kind>:<id>:<signal>        hash    one entity signal's last observation (versioned)
+ * {p}:snap:<kind>:<id>:<facet>        hash    one facet of an entity: its last observation (versioned)
  * {p}:snap:fleet:<kind>:membership     hash    list-level snapshot (which ids the list returned)
  * {p}:outbox                           stream  events committed but not yet handed to BullMQ
  * {p}:outbox:rejected                  stream  outbox entries the relay could not parse (kept, not lost)
  * {p}:events                           stream  event log, capped with MAXLEN ~
- * {p}:lease:poll:<kind>:<id>:<signal>  string  poll lease (owner token, PX ttl)
+ * {p}:lease:poll:<kind>:<id>:<scope>  string  poll lease (owner token, PX ttl)
  * {p}:index:<kind>                     zset    known entity ids, score = first seen (epoch ms)
  * {p}:upstream:window:<name>:<n>       hash    request counts of upstream <name> in window n (expires)
+ * {p}:store:marker                     hash    the store marker: epoch, createdAt, replaced (store-marker.ts)
+ * {p}:health                           string  the Redis health check's write (lib/redis-health.ts, PX 60 s)
+ * {p}:incident:<id>                    hash    one incident, open or recently closed (incidents.ts)
+ * {p}:incidents:open                   hash    `<subject>#<key>` → id of the open incident
+ * {p}:incidents:closed                 zset    closed incident ids, score = closed at (epoch ms)
+ * {p}:incidents:rev                    string  counter bumped by every change to an incident
+ * {p}:order:<subject>                  list    ids of the subject's events not yet dispatched, in commit order
+ * {p}:notify:group:<groupKey>          hash    one aggregation group (notifyKeys below)
+ * {p}:notify:wake                      zset    group keys by when the flusher should look next
+ * {p}:notify:subject:<subject>         set     group keys holding an open incident of that subject
+ * {p}:silences                         hash    silence id → Silence JSON
+ * {p}:delivered:<receiver>:<id>        string  delivered marker of a notification (EX 1 day)
+ * {p}:receiver:<name>:disabled         hash    why a receiver is disabled (deliveryKeys below)
+ * {p}:receiver:<name>:hold             string  why and until when a receiver is held (JSON, PX = the hold)
  * {p}:<queue>:...                      BullMQ  (prefix `{p}`)
  * ```
  *
- * Ids and signals are percent-encoded (`encodeURIComponent`), so an id holding `{`, `}` or `:` can
- * neither break the hash tag nor make two different (kind, id, signal) triples share a key.
+ * Ids and facets are percent-encoded (`encodeURIComponent`), so an id holding `{`, `}` or `:` can
+ * neither break the hash tag nor make two different (kind, id, facet) triples share a key.
  */
 
 export const DEFAULT_PREFIX = 'fw';
@@ -66,20 +80,36 @@ export interface StoreKeys {
   readonly outboxRejected: string;
   /** Event log stream (capped). */
   readonly events: string;
-  snapshot(kind: SnapshotKind, id: string, signal: string): string;
+  snapshot(kind: SnapshotKind, id: string, facet: string): string;
   /** List-level snapshot of a kind: `{p}:snap:fleet:<kind>:membership`. */
   membership(kind: EntityKind): string;
-  pollLease(kind: SnapshotKind, id: string, signal: string): string;
+  pollLease(kind: SnapshotKind, id: string, scope: string): string;
   /** Sorted set of known ids of a kind (members are raw ids, score = first seen ms). */
   index(kind: EntityKind): string;
   /** Request counts of one upstream (`token`, `fleet`, `robots`) in one counting window. */
   upstreamWindow(name: string, window: number): string;
+  /** The store marker: lets every replica notice that the store was emptied (store-marker.ts). */
+  readonly storeMarker: string;
+  /** What the Redis health check writes (`SET … PX`) to see that Redis takes writes (lib/redis-health.ts). */
+  readonly healthCheck: string;
+  /** One incident record; ids are `[A-Za-z0-9._-]` only (incidents.ts), so they go in as they are. */
+  incident(id: string): string;
+  /** What `incident(id)` puts before the id: for the Lua scripts, which find ids in Redis. */
+  readonly incidentPrefix: string;
+  /** `<subject>#<key>` → id of the open incident. */
+  readonly incidentsOpen: string;
+  /** Closed incident ids, score = when they closed (epoch ms). */
+  readonly incidentsClosed: string;
+  /** Bumped by every change to an incident: readers reuse what they read while it stays. */
+  readonly incidentsRevision: string;
+  /** Ids of one subject's events not yet dispatched, in commit order (Guarantee 6). */
+  order(subject: string): string;
 }
 
 export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
   const tag = hashTag(prefix);
-  const snapshot = (kind: SnapshotKind, id: string, signal: string): string =>
-    `${tag}:snap:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(signal)}`;
+  const snapshot = (kind: SnapshotKind, id: string, facet: string): string =>
+    `${tag}:snap:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(facet)}`;
   return {
     prefix,
     tag,
@@ -88,9 +118,95 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
     events: `${tag}:events`,
     snapshot,
     membership: (kind) => snapshot('fleet', kind, 'membership'),
-    pollLease: (kind, id, signal) =>
-      `${tag}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(signal)}`,
+    pollLease: (kind, id, scope) =>
+      `${tag}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(scope)}`,
     index: (kind) => `${tag}:index:${encodeSegment(kind)}`,
     upstreamWindow: (name, window) => `${tag}:upstream:window:${encodeSegment(name)}:${window}`,
+    storeMarker: `${tag}:store:marker`,
+    healthCheck: `${tag}:health`,
+    incident: (id) => `${tag}:incident:${encodeSegment(id)}`,
+    incidentPrefix: `${tag}:incident:`,
+    incidentsOpen: `${tag}:incidents:open`,
+    incidentsClosed: `${tag}:incidents:closed`,
+    incidentsRevision: `${tag}:incidents:rev`,
+    order: (subject) => `${tag}:order:${encodeSegment(subject)}`,
+  };
+}
+
+/**
+ * Redis keys of the notification step, under the same `{<prefix>}` hash tag as every other key
+ * (one Cluster slot, so one Lua call may touch a group, the wake set and subject sets together):
+ *
+ * ```
+ * {p}:notify:group:<groupKey>     hash    one aggregation group: `v` (version token), `s` (record JSON)
+ * {p}:notify:wake                 zset    group keys, score = epoch ms the flusher should look next
+ * {p}:notify:subject:<subject>    set     group keys holding an open incident of that subject
+ * {p}:silences                    hash    silence id → Silence JSON
+ * {p}:notify:firing               hash    <subject>#<incident key> → the incident, firing or just resolved
+ * {p}:notify:muted                hash    event id → why it was kept out of notifications
+ * {p}:notify:muted:order          zset    the same event ids by when (caps the hash)
+ * ```
+ *
+ * Group keys are `[A-Za-z0-9._=,~-]` only (routing/labels.ts) and go into keys as they are (any
+ * other key is percent-encoded); subjects are percent-encoded like every other key segment.
+ */
+const SAFE_GROUP_KEY = /^[A-Za-z0-9._=,~-]+$/;
+
+export interface NotifyKeys {
+  readonly tag: string;
+  readonly wake: string;
+  readonly silences: string;
+  /** Incidents as the notification step saw them fire and resolve: inhibition's sources. */
+  readonly firing: string;
+  /** Why each muted event was kept out of notifications, and its capping order. */
+  readonly muted: string;
+  readonly mutedOrder: string;
+  group(groupKey: string): string;
+  subject(subject: string): string;
+}
+
+export function notifyKeys(prefix: string = DEFAULT_PREFIX): NotifyKeys {
+  const tag = hashTag(prefix);
+  return {
+    tag,
+    wake: `${tag}:notify:wake`,
+    silences: `${tag}:silences`,
+    firing: `${tag}:notify:firing`,
+    muted: `${tag}:notify:muted`,
+    mutedOrder: `${tag}:notify:muted:order`,
+    group: (groupKey) =>
+      `${tag}:notify:group:${SAFE_GROUP_KEY.test(groupKey) ? groupKey : encodeSegment(groupKey)}`,
+    subject: (subject) => `${tag}:notify:subject:${encodeSegment(subject)}`,
+  };
+}
+
+/**
+ * Redis keys of delivery (next to BullMQ's own `{p}:notify-<receiver>:…`), under the same
+ * `{<prefix>}` hash tag as every other fleetwatch key:
+ *
+ * ```
+ * {p}:delivered:<receiver>:<notification id>   string  delivered marker (epoch ms), EX 1 day
+ * {p}:receiver:<name>:disabled                 hash    reason, kind, at, episode, status
+ * ```
+ */
+export interface DeliveryKeys {
+  delivered(receiver: string, notificationId: string): string;
+  receiverDisabled(receiver: string): string;
+  receiverHold(receiver: string): string;
+  /**
+   * BullMQ's rate-limit key of the receiver's `notify-<receiver>` queue (`Queue.keys.limiter`):
+   * while it holds a count at or above the limiter's maximum, no worker of any replica takes a job.
+   */
+  receiverLimiter(receiver: string): string;
+}
+
+export function deliveryKeys(prefix: string): DeliveryKeys {
+  const tag = hashTag(prefix);
+  return {
+    delivered: (receiver, id) => `${tag}:delivered:${encodeSegment(receiver)}:${encodeSegment(id)}`,
+    receiverDisabled: (receiver) => `${tag}:receiver:${encodeSegment(receiver)}:disabled`,
+    receiverHold: (receiver) => `${tag}:receiver:${encodeSegment(receiver)}:hold`,
+    // Receiver names are letters, digits, _ and - (the config checks it): the queue name as BullMQ writes it.
+    receiverLimiter: (receiver) => `${tag}:notify-${encodeSegment(receiver)}:limiter`,
   };
 }

@@ -5,7 +5,7 @@ import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../events/types.js';
-import { closeQuietly, duplicateForBlocking, retryDelay, waitForReady } from '../queues/connection.js';
+import { closeQuietly, duplicateForBlocking, retryDelay, waitForReady } from '../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from './keys.js';
 import {
   fieldsToRecord,
@@ -149,7 +149,7 @@ export class OutboxRelay {
           nextClaimAt = Date.now() + this.#claimIntervalMs;
         }
         if (signal.aborted) break;
-        const entries = ownPending ? await this.#readOwnPending(reader) : await this.#readNew(reader);
+        const entries = await this.#read(reader, ownPending ? 'own-pending' : 'new');
         if (ownPending && entries.length === 0) ownPending = false;
         if (entries.length > 0) await this.#deliver(reader, entries);
         failures = 0;
@@ -177,32 +177,23 @@ export class OutboxRelay {
     this.#groupReady = true;
   }
 
-  async #readNew(reader: Redis): Promise<RawStreamEntry[]> {
+  /**
+   * One XREADGROUP: new entries (`>`, blocking up to `blockMs`), or this consumer's own pending
+   * ones (`0`, never blocking: they are there or not).
+   */
+  async #read(reader: Redis, which: 'new' | 'own-pending'): Promise<RawStreamEntry[]> {
+    const block = which === 'new' ? ['BLOCK', this.#blockMs] : [];
     const reply = (await reader.xreadgroup(
       'GROUP',
       this.#group,
       this.consumer,
       'COUNT',
       this.#batchSize,
-      'BLOCK',
-      this.#blockMs,
+      // ioredis types each argument list separately; this is one of the two shapes above.
+      ...(block as []),
       'STREAMS',
       this.keys.outbox,
-      '>',
-    )) as RawStreamsReply;
-    return firstStreamEntries(reply);
-  }
-
-  async #readOwnPending(reader: Redis): Promise<RawStreamEntry[]> {
-    const reply = (await reader.xreadgroup(
-      'GROUP',
-      this.#group,
-      this.consumer,
-      'COUNT',
-      this.#batchSize,
-      'STREAMS',
-      this.keys.outbox,
-      '0',
+      which === 'new' ? '>' : '0',
     )) as RawStreamsReply;
     return firstStreamEntries(reply);
   }

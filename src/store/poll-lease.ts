@@ -3,7 +3,7 @@ import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
 import { type LuaScript, runScript } from './scripts.js';
 
 /**
- * Poll leases: `{p}:lease:poll:<kind>:<id>:<signal>` holds the owner token with a PX ttl. A poll
+ * Poll leases: `{p}:lease:poll:<kind>:<id>:<scope>` holds the owner token with a PX ttl. A poll
  * that runs past its interval still holds the lease, so the next tick's job skips that entity
  * instead of polling it twice at once. Acquire and release are one Lua call for a whole batch.
  */
@@ -11,7 +11,8 @@ import { type LuaScript, runScript } from './scripts.js';
 export interface LeaseRef {
   kind: SnapshotKind;
   id: string;
-  signal: string;
+  /** What the lease covers on the entity: the poller's name (`poll` for a whole list). */
+  scope: string;
 }
 
 /** SET NX PX per key; returns the 1-based positions of the keys acquired. ARGV: owner, ttl ms. */
@@ -77,27 +78,17 @@ export class PollLeases {
   }
 
   keyOf(ref: LeaseRef): string {
-    return this.keys.pollLease(ref.kind, ref.id, ref.signal);
+    return this.keys.pollLease(ref.kind, ref.id, ref.scope);
   }
 
   /** Tries to take every lease (SET NX PX each, one atomic call); returns the refs now held by `owner`. */
-  async acquire<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
-    checkTtl(ttlMs);
-    checkOwner(owner);
-    if (refs.length === 0) return [];
-    const keys = refs.map((ref) => this.keyOf(ref));
-    const positions = (await runScript(this.#redis, ACQUIRE_SCRIPT, keys, [owner, ttlMs])) as number[];
-    return positions.map((position) => refs[position - 1]!);
+  acquire<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
+    return this.#held(ACQUIRE_SCRIPT, refs, ttlMs, owner);
   }
 
   /** Extends the leases `owner` still holds; returns those refs. */
-  async extend<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
-    checkTtl(ttlMs);
-    checkOwner(owner);
-    if (refs.length === 0) return [];
-    const keys = refs.map((ref) => this.keyOf(ref));
-    const positions = (await runScript(this.#redis, EXTEND_SCRIPT, keys, [owner, ttlMs])) as number[];
-    return positions.map((position) => refs[position - 1]!);
+  extend<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
+    return this.#held(EXTEND_SCRIPT, refs, ttlMs, owner);
   }
 
   /** Releases the leases still held by `owner` (compare-and-delete); returns how many were released. */
@@ -106,5 +97,20 @@ export class PollLeases {
     if (refs.length === 0) return 0;
     const keys = refs.map((ref) => this.keyOf(ref));
     return (await runScript(this.#redis, RELEASE_SCRIPT, keys, [owner])) as number;
+  }
+
+  /** Runs a script that answers with the 1-based positions of the keys `owner` now holds. */
+  async #held<Ref extends LeaseRef>(
+    script: LuaScript,
+    refs: readonly Ref[],
+    ttlMs: number,
+    owner: string,
+  ): Promise<Ref[]> {
+    checkTtl(ttlMs);
+    checkOwner(owner);
+    if (refs.length === 0) return [];
+    const keys = refs.map((ref) => this.keyOf(ref));
+    const positions = (await runScript(this.#redis, script, keys, [owner, ttlMs])) as number[];
+    return positions.map((position) => refs[position - 1]!);
   }
 }

@@ -1,15 +1,16 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
 import { COMMIT_SCRIPT, type CommitKeys, parseCommitReply, SNAPSHOT_FIELDS } from './commit-script.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
+import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, incidentOps } from './incidents.js';
 import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
 import { defineScript, queueScript, runScript } from './scripts.js';
 
 /**
- * Which snapshot: one signal (`power`, `link`, `health`, ...) of one entity, or a list-level one
- * (`fleet`: `{kind: 'fleet', id: 'vehicle', signal: 'membership'}`).
+ * Which snapshot: one facet (`power`, `link`, `health`, ...) of one entity, or a list-level one
+ * (`fleet`: `{kind: 'fleet', id: 'vehicle', facet: 'membership'}`).
  *
  * The events a commit produces get their CloudEvents subject from `toFleetEvent`: the entity the
  * draft names in its data (`vehicleId`, `deviceId`, `upstream`), else, for a vehicle or robot ref,
@@ -18,7 +19,7 @@ import { defineScript, queueScript, runScript } from './scripts.js';
 export interface SnapshotRef {
   kind: SnapshotKind;
   id: string;
-  signal: string;
+  facet: string;
 }
 
 export interface SnapshotRecord {
@@ -74,10 +75,13 @@ export type CommitResult =
       committed: false;
       currentVersion: number;
       /**
-       * `version-conflict`: another writer committed first — re-read, re-detect, retry.
+       * `version-conflict`: another writer committed first — re-read, re-detect, retry. (Also
+       * after the store was found emptied: the guard has sorted that out, and the retry reads the
+       * store as it is now.)
        * `stale-observation`: the stored reading is newer than this one — drop this reading.
+       * `incident-not-open`: an acknowledged incident is not open (any more).
        */
-      reason: 'version-conflict' | 'stale-observation';
+      reason: 'version-conflict' | 'stale-observation' | 'incident-not-open';
     };
 
 export interface SnapshotStoreOptions {
@@ -88,6 +92,25 @@ export interface SnapshotStoreOptions {
   installation: string;
   /** Event log cap (XADD MAXLEN ~). Default 100,000. */
   eventLogCap?: number;
+  /**
+   * Commits only while the store marker is the one the guard knows (store-marker.ts): a store
+   * emptied under a running daemon is then noticed by the first commit, which nothing writes
+   * until the guard has carried the open incidents over. Without it, commits are not checked.
+   */
+  guard?: StoreGuard;
+}
+
+/** What the snapshot store asks of whoever guards it (the store marker's guard: store-marker.ts, pollers/store-guard.ts). */
+export interface StoreGuard {
+  /** The marker epoch this process knows; establishes one first when it knows none. */
+  epoch(): Promise<string>;
+  /**
+   * A commit found a marker other than the known one (or none): the store was emptied. Resolves
+   * once this process knows the marker again (it announced the loss, or adopted the new marker).
+   */
+  lost(): Promise<void>;
+  /** A commit of this process changed incident records: these events did. */
+  incidentsChanged?(events: readonly FleetEvent[]): void;
 }
 
 /** Thrown by `commitMany` when Redis rejected some items; `results` holds every item's outcome. */
@@ -152,6 +175,15 @@ interface PreparedCommit {
   keys: CommitKeys;
   args: Array<string | number>;
   events: FleetEvent[];
+  /** The events change incident records. */
+  incidents: boolean;
+}
+
+/** Events that belong to no snapshot (an acknowledgement), for `SnapshotStore.commitEvents`. */
+export interface EventsItem {
+  drafts: readonly EventDraft[];
+  /** ISO 8601; becomes the events' `time`. */
+  at: string;
 }
 
 export class SnapshotStore {
@@ -159,19 +191,21 @@ export class SnapshotStore {
   readonly #redis: Redis;
   readonly #source: string;
   readonly #cap: number;
+  readonly #guard: StoreGuard | undefined;
 
   constructor(options: SnapshotStoreOptions) {
     this.#redis = options.redis;
     this.keys = storeKeys(options.prefix);
     this.#source = `fleetwatch/${options.installation}`;
     this.#cap = options.eventLogCap ?? DEFAULT_EVENT_LOG_CAP;
+    this.#guard = options.guard;
     if (!Number.isInteger(this.#cap) || this.#cap < 1)
       throw new RangeError('eventLogCap must be a positive integer');
     defineScript(this.#redis, COMMIT_SCRIPT);
   }
 
   keyOf(ref: SnapshotRef): string {
-    return this.keys.snapshot(ref.kind, ref.id, ref.signal);
+    return this.keys.snapshot(ref.kind, ref.id, ref.facet);
   }
 
   /** Reads many snapshots in one round trip (one pipeline of HMGETs); results in `refs` order. */
@@ -260,9 +294,52 @@ export class SnapshotStore {
     drafts: readonly EventDraft[],
     options: { index?: IndexOp } = {},
   ): Promise<CommitResult> {
-    const prepared = this.#prepare({ ref, expectedVersion, next, drafts, ...options });
-    const reply = await runScript(this.#redis, COMMIT_SCRIPT, prepared.keys, prepared.args);
-    return toResult(reply, prepared);
+    const epoch = await this.#guard?.epoch();
+    const prepared = this.#prepare({ ref, expectedVersion, next, drafts, ...options }, epoch);
+    const result = await this.#runOne(prepared);
+    this.committed([result]);
+    return result;
+  }
+
+  /**
+   * Commits events that belong to no snapshot (an operator's acknowledgement of an incident),
+   * atomically with their incident bookkeeping, under the same store guard. Ids are random: each
+   * call is one event (a retried hand-off still carries the id written here).
+   */
+  async commitEvents(item: EventsItem): Promise<CommitResult> {
+    const epoch = await this.#guard?.epoch();
+    const prepared = this.#prepare(
+      {
+        ref: { kind: 'fleet', id: 'events', facet: randomBytes(8).toString('hex') },
+        expectedVersion: 0,
+        next: { state: null, observedAt: item.at },
+        drafts: item.drafts,
+      },
+      epoch,
+      'no-snapshot',
+    );
+    const result = await this.#runOne(prepared);
+    this.committed([result]);
+    return result;
+  }
+
+  async #runOne(prepared: PreparedCommit): Promise<CommitResult> {
+    const outcome = toResult(
+      await runScript(this.#redis, COMMIT_SCRIPT, prepared.keys, prepared.args),
+      prepared,
+    );
+    if (outcome === 'reset') await this.#guard?.lost();
+    return this.#settle(outcome, prepared);
+  }
+
+  /**
+   * A refusal because the store was emptied (the guard has been told, and has sorted it out)
+   * becomes a conflict, so the caller re-reads the store as it is now and tries again.
+   */
+  #settle(outcome: CommitResult | 'reset', prepared: PreparedCommit): CommitResult {
+    if (outcome === 'reset') return { committed: false, currentVersion: 0, reason: 'version-conflict' };
+    if (outcome.committed && prepared.incidents) this.#guard?.incidentsChanged?.(outcome.events);
+    return outcome;
   }
 
   /**
@@ -272,11 +349,12 @@ export class SnapshotStore {
    */
   async commitMany(items: readonly CommitItem[]): Promise<CommitResult[]> {
     if (items.length === 0) return [];
-    const prepared = items.map((item) => this.#prepare(item));
+    const epoch = await this.#guard?.epoch();
+    const prepared = items.map((item) => this.#prepare(item, epoch));
     const pipeline = this.#redis.pipeline();
     for (const item of prepared) queueScript(pipeline, COMMIT_SCRIPT, item.keys, item.args);
     const replies = (await pipeline.exec()) ?? [];
-    const results = prepared.map((item, i): CommitResult | Error => {
+    const outcomes = prepared.map((item, i): CommitResult | 'reset' | Error => {
       const [error, reply] = replies[i] ?? [new Error('missing pipeline reply'), null];
       if (error) return error;
       try {
@@ -285,9 +363,21 @@ export class SnapshotStore {
         return failure as Error;
       }
     });
+    if (outcomes.includes('reset')) await this.#guard?.lost();
+    const results = outcomes.map((outcome, i) =>
+      outcome instanceof Error ? outcome : this.#settle(outcome, prepared[i] as PreparedCommit),
+    );
+    // Items Redis accepted stay committed even when others failed: they are reported all the same.
+    this.committed(results);
     if (results.some((result) => result instanceof Error)) throw new CommitBatchError(results);
     return results as CommitResult[];
   }
+
+  /**
+   * Told about the outcome of every commit call that reached Redis, before it returns: a subclass
+   * counts the events of the ones that went through. Must not throw.
+   */
+  protected committed(_results: ReadonlyArray<CommitResult | Error>): void {}
 
   /** Deletes snapshots (one round trip; absent ones are fine). */
   async forget(refs: readonly SnapshotRef[]): Promise<void> {
@@ -300,7 +390,7 @@ export class SnapshotStore {
     return this.#redis.zrange(this.keys.index(kind), '0', '-1');
   }
 
-  #prepare(item: CommitItem): PreparedCommit {
+  #prepare(item: CommitItem, epoch: string | undefined, mode?: 'no-snapshot'): PreparedCommit {
     const { ref, expectedVersion, next, drafts, index } = item;
     if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
       throw new RangeError(`expectedVersion must be a non-negative integer, got ${expectedVersion}`);
@@ -322,8 +412,9 @@ export class SnapshotStore {
     );
 
     const errorMode = next.lastError === undefined ? 'keep' : next.lastError === null ? 'clear' : 'set';
+    const ops = incidentOps(events);
     const args: Array<string | number> = [
-      expectedVersion,
+      mode === 'no-snapshot' ? '-' : expectedVersion,
       observedAtMs,
       next.observedAt,
       JSON.stringify(next.state ?? null),
@@ -334,21 +425,41 @@ export class SnapshotStore {
       index ?? '',
       ref.id,
       observedAtMs,
+      epoch ?? '',
+      this.keys.incidentPrefix,
+      observedAtMs - CLOSED_RETENTION_MS,
+      CLOSED_MAX,
       events.length,
     ];
-    for (const event of events) args.push(event.id, event.type, event.subject, JSON.stringify(event));
+    for (const event of events) {
+      args.push(event.id, event.type, event.subject, JSON.stringify(event), this.keys.order(event.subject));
+    }
+    args.push(...encodeIncidentOps(ops));
 
     const indexKey = index && isEntityKind(ref.kind) ? this.keys.index(ref.kind) : snapshotKey;
-    return { keys: [snapshotKey, this.keys.outbox, this.keys.events, indexKey], args, events };
+    const keys: CommitKeys = [
+      snapshotKey,
+      this.keys.outbox,
+      this.keys.events,
+      indexKey,
+      this.keys.storeMarker,
+      this.keys.incidentsOpen,
+      this.keys.incidentsClosed,
+      this.keys.incidentsRevision,
+    ];
+    return { keys, args, events, incidents: ops.length > 0 };
   }
 }
 
-function toResult(reply: unknown, prepared: PreparedCommit): CommitResult {
+const REASONS = {
+  version: 'version-conflict',
+  stale: 'stale-observation',
+  closed: 'incident-not-open',
+} as const;
+
+function toResult(reply: unknown, prepared: PreparedCommit): CommitResult | 'reset' {
   const parsed = parseCommitReply(reply);
   if (parsed[0] === 1) return { committed: true, version: parsed[1], events: prepared.events };
-  return {
-    committed: false,
-    currentVersion: parsed[1],
-    reason: parsed[2] === 'stale' ? 'stale-observation' : 'version-conflict',
-  };
+  if (parsed[2] === 'reset') return 'reset';
+  return { committed: false, currentVersion: parsed[1], reason: REASONS[parsed[2]] };
 }

@@ -22,9 +22,17 @@ export function firstStreamEntries(reply: RawStreamsReply): RawStreamEntry[] {
 }
 
 const STREAM_ID = /^(\d+)(?:-(\d+))?$/;
+/** Both parts of a stream id are unsigned 64-bit numbers: Redis refuses anything larger. */
+const MAX_PART = 2n ** 64n - 1n;
 
+function fits(part: string | undefined): boolean {
+  return part === undefined || (part.length <= 20 && BigInt(part) <= MAX_PART);
+}
+
+/** `1767225600000-0` or `1767225600000`, within what Redis accepts as a stream id. */
 export function isStreamId(value: string): boolean {
-  return STREAM_ID.test(value);
+  const match = STREAM_ID.exec(value);
+  return match !== null && fits(match[1]) && fits(match[2]);
 }
 
 /** Milliseconds part of a stream id (when Redis recorded the entry). */

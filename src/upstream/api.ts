@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { parseRetryAfter } from '../lib/retry-after.js';
 import {
   type ErrorContext,
   errorForStatus,
@@ -7,8 +8,7 @@ import {
   summarizeIssues,
   type UpstreamError,
 } from './errors.js';
-import type { HttpClient, HttpMethod, HttpResponse } from './http.js';
-import { parseRetryAfter } from './retry.js';
+import type { AuthAttempt, HttpClient, HttpMethod, HttpResponse } from './http.js';
 import type { TokenProvider } from './token-provider.js';
 
 export interface ApiRequest extends ErrorContext {
@@ -17,6 +17,8 @@ export interface ApiRequest extends ErrorContext {
   /** A JSON body; `undefined` sends no body and no content-type. */
   json?: unknown;
   signal?: AbortSignal;
+  /** A retry of a call whose first attempt failed. */
+  retry?: boolean;
 }
 
 /**
@@ -24,6 +26,11 @@ export interface ApiRequest extends ErrorContext {
  * the token that was used and the request is sent exactly once more with a fresh token; a second
  * 401 is returned to the caller (who turns it into `UnauthorizedError`). A request answered 401 was
  * not processed, so this applies to writes too.
+ *
+ * Each sending tells the HTTP observer which it is (`AuthAttempt`): the first one's 401 is not
+ * final, the second one's answer is, so a 401 that a fresh token recovered is no authentication
+ * failure. When the fresh token is accepted (any answer but 401 or a 5xx, which says nothing about
+ * the token), the refused one had expired, and the token provider is told so.
  */
 export class ApiTransport {
   readonly #http: HttpClient;
@@ -36,14 +43,16 @@ export class ApiTransport {
 
   async send(request: ApiRequest): Promise<HttpResponse> {
     const token = await this.#tokens.getToken({ signal: request.signal });
-    const first = await this.#sendWith(token, request);
+    const first = await this.#sendWith(token, request, 'first');
     if (first.status !== 401) return first;
     this.#tokens.invalidate(token);
     const fresh = await this.#tokens.getToken({ signal: request.signal });
-    return this.#sendWith(fresh, request);
+    const second = await this.#sendWith(fresh, request, 'renewed');
+    if (second.status !== 401 && second.status < 500 && fresh !== token) this.#tokens.expired(token);
+    return second;
   }
 
-  #sendWith(token: string, request: ApiRequest): Promise<HttpResponse> {
+  #sendWith(token: string, request: ApiRequest, auth: AuthAttempt): Promise<HttpResponse> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     let body: string | undefined;
     if (request.json !== undefined) {
@@ -59,6 +68,8 @@ export class ApiTransport {
       headers,
       body,
       signal: request.signal,
+      auth,
+      ...(request.retry ? { retry: true } : {}),
     });
   }
 }

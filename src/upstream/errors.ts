@@ -1,3 +1,4 @@
+import { classifyExchange, type Exchange } from '../lib/http-answer.js';
 import { secrets } from '../log/secrets.js';
 
 /**
@@ -91,6 +92,22 @@ export class UpstreamError extends Error {
   }
 }
 
+const TOKEN_OPERATION_ID = 'oauth_token';
+const ACCESS_CODES: ReadonlySet<UpstreamErrorCode> = new Set([
+  'unauthorized',
+  'forbidden',
+  'authentication_failed',
+]);
+
+/**
+ * True when the failure is fleetwatch's access, not the addressed entity: any failure to obtain a
+ * token (whatever the issuer answered: 4xx, 5xx, a time-out, an unreadable body), a 401 that the
+ * re-authentication did not cure, a 403. The one place this is decided.
+ */
+export function isAccessFailure(error: UpstreamError): boolean {
+  return error.operation === TOKEN_OPERATION_ID || ACCESS_CODES.has(error.code);
+}
+
 /** Extra details a status error may carry. */
 export interface StatusDetails {
   upstreamMessage?: string;
@@ -120,92 +137,76 @@ function base(ctx: ErrorContext, details: StatusDetails | undefined) {
   };
 }
 
-export class UnauthorizedError extends UpstreamError {
-  constructor(ctx: ErrorContext, details?: StatusDetails) {
-    super(`the upstream service rejected the bearer token${forSubject(ctx)}${tail(ctx, 401)}`, {
-      ...base(ctx, details),
-      status: 401,
-      retryable: false,
-      code: 'unauthorized',
-    });
-  }
+/** What each status with a type of its own is called, and how its message reads. */
+const STATUS_ERRORS = {
+  401: {
+    code: 'unauthorized',
+    says: (ctx) => `the upstream service rejected the bearer token${forSubject(ctx)}`,
+  },
+  403: {
+    code: 'forbidden',
+    says: (ctx) => {
+      const subject = subjectOf(ctx);
+      return `${subject ? `access to ${subject} is forbidden` : 'access is forbidden'} for this client`;
+    },
+  },
+  404: { code: 'not_found', says: (ctx) => `${subjectOf(ctx) ?? 'resource'} not found` },
+  500: { code: 'internal_server_error', says: (ctx) => `upstream internal server error${forSubject(ctx)}` },
+  502: {
+    code: 'bad_gateway',
+    says: (ctx) => `upstream bad gateway (another service failed)${forSubject(ctx)}`,
+  },
+  503: {
+    code: 'service_unavailable',
+    says: (ctx) => `upstream service temporarily unavailable${forSubject(ctx)}`,
+  },
+  504: {
+    code: 'gateway_timeout',
+    says: (ctx) => `upstream gateway timeout (no answer in time)${forSubject(ctx)}`,
+  },
+} as const satisfies Record<number, { code: UpstreamErrorCode; says: (ctx: ErrorContext) => string }>;
+
+type TypedStatus = keyof typeof STATUS_ERRORS;
+
+/**
+ * Whether a failure may go away by asking again: gateway trouble (502/503/504), or no answer at
+ * all. An answered 408 is not: the spec lists no such status, so it is not the kind of trouble
+ * the service says passes.
+ */
+function transient(exchange: Exchange): boolean {
+  const kind = classifyExchange(exchange);
+  return kind === 'gateway' || kind === 'network' || exchange === 'timeout';
 }
 
-export class ForbiddenError extends UpstreamError {
-  constructor(ctx: ErrorContext, details?: StatusDetails) {
-    const subject = subjectOf(ctx);
-    const what = subject ? `access to ${subject} is forbidden` : 'access is forbidden';
-    super(`${what} for this client${tail(ctx, 403)}`, {
-      ...base(ctx, details),
-      status: 403,
-      retryable: false,
-      code: 'forbidden',
-    });
-  }
+/** The base class of the error of one typed status (a class each, so callers can tell them apart). */
+function statusErrorClass(status: TypedStatus) {
+  const { code, says } = STATUS_ERRORS[status];
+  return class extends UpstreamError {
+    constructor(ctx: ErrorContext, details?: StatusDetails) {
+      super(`${says(ctx)}${tail(ctx, status)}`, {
+        ...base(ctx, details),
+        status,
+        retryable: transient(status),
+        code,
+      });
+    }
+  };
 }
 
-export class NotFoundError extends UpstreamError {
-  constructor(ctx: ErrorContext, details?: StatusDetails) {
-    const subject = subjectOf(ctx);
-    super(`${subject ?? 'resource'} not found${tail(ctx, 404)}`, {
-      ...base(ctx, details),
-      status: 404,
-      retryable: false,
-      code: 'not_found',
-    });
-  }
-}
-
-export class InternalServerError extends UpstreamError {
-  constructor(ctx: ErrorContext, details?: StatusDetails) {
-    super(`upstream internal server error${forSubject(ctx)}${tail(ctx, 500)}`, {
-      ...base(ctx, details),
-      status: 500,
-      retryable: false,
-      code: 'internal_server_error',
-    });
-  }
-}
-
-export class BadGatewayError extends UpstreamError {
-  constructor(ctx: ErrorContext, details?: StatusDetails) {
-    super(`upstream bad gateway (another service failed)${forSubject(ctx)}${tail(ctx, 502)}`, {
-      ...base(ctx, details),
-      status: 502,
-      retryable: true,
-      code: 'bad_gateway',
-    });
-  }
-}
-
-export class ServiceUnavailableError extends UpstreamError {
-  constructor(ctx: ErrorContext, details?: StatusDetails) {
-    super(`upstream service temporarily unavailable${forSubject(ctx)}${tail(ctx, 503)}`, {
-      ...base(ctx, details),
-      status: 503,
-      retryable: true,
-      code: 'service_unavailable',
-    });
-  }
-}
-
-export class GatewayTimeoutError extends UpstreamError {
-  constructor(ctx: ErrorContext, details?: StatusDetails) {
-    super(`upstream gateway timeout (no answer in time)${forSubject(ctx)}${tail(ctx, 504)}`, {
-      ...base(ctx, details),
-      status: 504,
-      retryable: true,
-      code: 'gateway_timeout',
-    });
-  }
-}
+export class UnauthorizedError extends statusErrorClass(401) {}
+export class ForbiddenError extends statusErrorClass(403) {}
+export class NotFoundError extends statusErrorClass(404) {}
+export class InternalServerError extends statusErrorClass(500) {}
+export class BadGatewayError extends statusErrorClass(502) {}
+export class ServiceUnavailableError extends statusErrorClass(503) {}
+export class GatewayTimeoutError extends statusErrorClass(504) {}
 
 export class UnexpectedStatusError extends UpstreamError {
   constructor(ctx: ErrorContext, status: number, details?: StatusDetails) {
     super(`unexpected HTTP status ${status}${forSubject(ctx)}${tail(ctx, status)}`, {
       ...base(ctx, details),
       status,
-      retryable: false,
+      retryable: transient(status),
       code: 'unexpected_status',
     });
   }
@@ -219,7 +220,7 @@ export class UpstreamTimeoutError extends UpstreamError {
     super(`no response${forSubject(ctx)} ${within}${tail(ctx, 'timeout')}`, {
       operation: ctx.operation,
       target: ctx.target,
-      retryable: true,
+      retryable: transient('timeout'),
       code: 'timeout',
       cause,
     });
@@ -232,7 +233,7 @@ export class NetworkError extends UpstreamError {
     super(`network error${forSubject(ctx)}: ${reason}${tail(ctx, 'network')}`, {
       operation: ctx.operation,
       target: ctx.target,
-      retryable: true,
+      retryable: transient('network'),
       code: 'network',
       cause,
     });
@@ -263,7 +264,7 @@ export class AuthenticationError extends UpstreamError {
   constructor(clientId: string, status: number, oauthError?: string) {
     const why = oauthError ? `${status} ${oauthError}` : String(status);
     super(`authentication failed: the token issuer rejected client "${clientId}" (${why})`, {
-      operation: 'oauth_token',
+      operation: TOKEN_OPERATION_ID,
       status,
       retryable: false,
       code: 'authentication_failed',
@@ -272,23 +273,33 @@ export class AuthenticationError extends UpstreamError {
   }
 }
 
-/** Maps a non-success HTTP status to its typed error. */
+const GATEWAY_ERRORS = { 502: BadGatewayError, 503: ServiceUnavailableError, 504: GatewayTimeoutError };
+
+/**
+ * Maps a non-success HTTP status to its typed error, by the status's class:
+ *
+ * | class | error | retryable |
+ * |---|---|---|
+ * | `auth` | `UnauthorizedError` (401), `ForbiddenError` (403) | no |
+ * | `not_found` | `NotFoundError` | no |
+ * | `gateway` | `BadGatewayError`, `ServiceUnavailableError`, `GatewayTimeoutError` | yes |
+ * | `server_error` | `InternalServerError` (500), else `UnexpectedStatusError` | no |
+ * | any other (3xx, 408, 410, 429, other 4xx) | `UnexpectedStatusError` | no |
+ *
+ * No answer at all is `UpstreamTimeoutError` or `NetworkError` (both retryable), raised by the
+ * HTTP client.
+ */
 export function errorForStatus(ctx: ErrorContext, status: number, details?: StatusDetails): UpstreamError {
-  switch (status) {
-    case 401:
-      return new UnauthorizedError(ctx, details);
-    case 403:
-      return new ForbiddenError(ctx, details);
-    case 404:
+  switch (classifyExchange(status)) {
+    case 'auth':
+      return status === 401 ? new UnauthorizedError(ctx, details) : new ForbiddenError(ctx, details);
+    case 'not_found':
       return new NotFoundError(ctx, details);
-    case 500:
-      return new InternalServerError(ctx, details);
-    case 502:
-      return new BadGatewayError(ctx, details);
-    case 503:
-      return new ServiceUnavailableError(ctx, details);
-    case 504:
-      return new GatewayTimeoutError(ctx, details);
+    case 'gateway':
+      return new GATEWAY_ERRORS[status as keyof typeof GATEWAY_ERRORS](ctx, details);
+    case 'server_error':
+      if (status === 500) return new InternalServerError(ctx, details);
+      return new UnexpectedStatusError(ctx, status, details);
     default:
       return new UnexpectedStatusError(ctx, status, details);
   }

@@ -1,22 +1,28 @@
-import type { Logger } from 'pino';
-import type { UpstreamConfig } from '../config/schema.js';
-import { type ApiTransport, parseBody, statusError } from './api.js';
-import { type ErrorContext, GatewayTimeoutError, NetworkError, UpstreamTimeoutError } from './errors.js';
+import { GatewayTimeoutError, NetworkError, UpstreamTimeoutError } from './errors.js';
 import type { CallOptions } from './http.js';
-import { type RetryInfo, type RetryPolicy, withRetry } from './retry.js';
-import {
-  commandAcceptedResponseSchema,
-  type PowerStatus,
-  type PowerTarget,
-  powerStatusResponseSchema,
-  type VehicleSummary,
-  vehicleListResponseSchema,
-} from './schemas/v1.js';
+import { type OperationClientOptions, OperationRunner } from './operation-call.js';
+import { FLEET_OPERATIONS, type FleetOperation } from './operations/fleet.js';
+import { operationNamed } from './operations/types.js';
+import { retryLog, withRetry } from './retry.js';
+import type { PowerStatus, PowerTarget, VehicleList } from './schemas/v1.js';
 
-/** The vehicle-fleet interface (`/v1`). */
-export interface FleetClient {
-  /** `GET /v1/vehicles`: the vehicles this client may access. */
-  listVehicles(opts?: CallOptions): Promise<VehicleSummary[]>;
+const LIST_VEHICLES = operationNamed(FLEET_OPERATIONS, 'listVehicles');
+const GET_POWER_STATUS = operationNamed(FLEET_OPERATIONS, 'getPowerStatus');
+const POWER_REQUESTS = {
+  on: operationNamed(FLEET_OPERATIONS, 'requestPowerOn'),
+  off: operationNamed(FLEET_OPERATIONS, 'requestPowerOff'),
+};
+
+/**
+ * The vehicle-fleet interface (`/v1`): a method per row of `FLEET_OPERATIONS` (the `Record` makes
+ * `HttpFleetClient` fail to compile when a row has none), plus `requestPower` for either target.
+ */
+export interface FleetClient extends Record<FleetOperation['name'], (...args: never[]) => Promise<unknown>> {
+  /**
+   * `GET /v1/vehicles`: the vehicles this client may access, and the elements of the list that
+   * do not match the spec (each rejected by itself; see list-elements.ts).
+   */
+  listVehicles(opts?: CallOptions): Promise<VehicleList>;
   /** `GET /v1/vehicles/{id}/power/status`: the last reported state and the pending command. */
   getPowerStatus(vehicleId: string, opts?: CallOptions): Promise<PowerStatus>;
   /** `POST /v1/vehicles/{id}/power/on`; resolves when the command is accepted (not carried out). */
@@ -26,11 +32,7 @@ export interface FleetClient {
   requestPower(vehicleId: string, target: PowerTarget, opts?: CallOptions): Promise<void>;
 }
 
-export interface FleetClientOptions {
-  config: UpstreamConfig;
-  api: ApiTransport;
-  logger?: Logger;
-}
+export type FleetClientOptions = OperationClientOptions;
 
 /** Failures after which a power request may have reached the service and been accepted. */
 function mayHaveBeenAccepted(error: unknown): boolean {
@@ -48,8 +50,9 @@ export function powerReached(status: PowerStatus, target: PowerTarget): boolean 
 }
 
 /**
- * Client of the vehicle-fleet interface, following the spec to the letter (zod schemas in
- * `schemas/v1.ts`; success is exactly 200 for reads and 202 for power requests).
+ * Client of the vehicle-fleet interface, following the spec to the letter: method, path, operation
+ * id, success status (exactly 200 for reads, 202 for power requests) and schema come from
+ * `FLEET_OPERATIONS`.
  *
  * ## Retries
  *
@@ -70,46 +73,18 @@ export function powerReached(status: PowerStatus, target: PowerTarget): boolean 
  *   `ApiTransport`); this does not count as a retry.
  */
 export class HttpFleetClient implements FleetClient {
-  readonly #base: string;
-  readonly #api: ApiTransport;
-  readonly #policy: RetryPolicy;
-  readonly #logger: Logger | undefined;
+  readonly #runner: OperationRunner;
 
   constructor(options: FleetClientOptions) {
-    this.#base = options.config.base_url.replace(/\/+$/, '');
-    this.#api = options.api;
-    this.#logger = options.logger;
-    const http = options.config.http;
-    this.#policy = {
-      retries: http.retries,
-      baseDelayMs: http.retry_base_delay,
-      maxDelayMs: http.retry_max_delay,
-    };
+    this.#runner = new OperationRunner(options);
   }
 
-  listVehicles(opts: CallOptions = {}): Promise<VehicleSummary[]> {
-    const ctx: ErrorContext = { operation: 'list_vehicles' };
-    return withRetry(
-      async () => {
-        const response = await this.#api.send({
-          ...ctx,
-          method: 'GET',
-          url: `${this.#base}/v1/vehicles`,
-          signal: opts.signal,
-        });
-        if (response.status !== 200) throw statusError(ctx, response);
-        return parseBody(ctx, response, vehicleListResponseSchema).data;
-      },
-      { policy: this.#policy, signal: opts.signal, onRetry: this.#onRetry(ctx) },
-    );
+  listVehicles(opts: CallOptions = {}): Promise<VehicleList> {
+    return this.#runner.run(LIST_VEHICLES, [opts]);
   }
 
-  getPowerStatus(vehicleId: string, opts: CallOptions = {}): Promise<PowerStatus> {
-    return withRetry(() => this.#readPowerStatus(vehicleId, opts.signal), {
-      policy: this.#policy,
-      signal: opts.signal,
-      onRetry: this.#onRetry(this.#vehicleCtx('get_vehicle_power_status', vehicleId)),
-    });
+  async getPowerStatus(vehicleId: string, opts: CallOptions = {}): Promise<PowerStatus> {
+    return (await this.#runner.run(GET_POWER_STATUS, [vehicleId, opts])).data;
   }
 
   requestPowerOn(vehicleId: string, opts: CallOptions = {}): Promise<void> {
@@ -120,31 +95,29 @@ export class HttpFleetClient implements FleetClient {
     return this.requestPower(vehicleId, 'off', opts);
   }
 
-  requestPower(vehicleId: string, target: PowerTarget, opts: CallOptions = {}): Promise<void> {
+  async requestPower(vehicleId: string, target: PowerTarget, opts: CallOptions = {}): Promise<void> {
     if (target !== 'on' && target !== 'off') {
-      return Promise.reject(
-        new TypeError(`power target must be "on" or "off" (got ${JSON.stringify(target)})`),
-      );
+      throw new TypeError(`power target must be "on" or "off" (got ${JSON.stringify(target)})`);
     }
-    const ctx = this.#vehicleCtx(`request_vehicle_power_${target}`, vehicleId);
-    const url = `${this.#vehicleUrl(vehicleId)}/power/${target}`;
-    return withRetry(
-      async () => {
-        // No body and no content-type: the spec says no body must be sent.
-        const response = await this.#api.send({ ...ctx, method: 'POST', url, signal: opts.signal });
-        if (response.status !== 202) throw statusError(ctx, response);
-        parseBody(ctx, response, commandAcceptedResponseSchema);
+    const operation = POWER_REQUESTS[target];
+    const runner = this.#runner;
+    // No body and no content-type: the spec says no body must be sent.
+    const request = runner.request(operation, [vehicleId, opts]);
+    const { ctx } = request;
+    await withRetry<void>(
+      async (attempt) => {
+        await runner.once(operation, request, attempt);
       },
       {
-        policy: this.#policy,
+        policy: runner.policy,
         signal: opts.signal,
-        onRetry: this.#onRetry(ctx),
+        onRetry: retryLog(runner.logger, ctx),
         reconcile: async (error) => {
           if (!mayHaveBeenAccepted(error)) return undefined;
           try {
             const status = await this.#readPowerStatus(vehicleId, opts.signal);
             if (powerReached(status, target)) {
-              this.#logger?.debug(
+              runner.logger?.debug(
                 {
                   operation: ctx.operation,
                   target: vehicleId,
@@ -157,7 +130,7 @@ export class HttpFleetClient implements FleetClient {
             }
           } catch (statusError) {
             if (opts.signal?.aborted) throw statusError;
-            this.#logger?.debug(
+            runner.logger?.debug(
               { err: statusError, operation: ctx.operation, target: vehicleId },
               'power status check after an uncertain failure failed',
             );
@@ -170,26 +143,7 @@ export class HttpFleetClient implements FleetClient {
 
   /** One attempt at reading the power status (no retries). */
   async #readPowerStatus(vehicleId: string, signal: AbortSignal | undefined): Promise<PowerStatus> {
-    const ctx = this.#vehicleCtx('get_vehicle_power_status', vehicleId);
-    const url = `${this.#vehicleUrl(vehicleId)}/power/status`;
-    const response = await this.#api.send({ ...ctx, method: 'GET', url, signal });
-    if (response.status !== 200) throw statusError(ctx, response);
-    return parseBody(ctx, response, powerStatusResponseSchema).data;
-  }
-
-  #vehicleUrl(vehicleId: string): string {
-    return `${this.#base}/v1/vehicles/${encodeURIComponent(vehicleId)}`;
-  }
-
-  #vehicleCtx(operation: string, vehicleId: string): ErrorContext {
-    return { operation, target: vehicleId, subject: `vehicle "${vehicleId}"` };
-  }
-
-  #onRetry(ctx: ErrorContext): (info: RetryInfo) => void {
-    return ({ error, attempt, delayMs }) =>
-      this.#logger?.debug(
-        { err: error, operation: ctx.operation, target: ctx.target, attempt, delayMs },
-        'retrying upstream request',
-      );
+    const request = this.#runner.request(GET_POWER_STATUS, [vehicleId, { signal }]);
+    return (await this.#runner.once(GET_POWER_STATUS, request)).data;
   }
 }

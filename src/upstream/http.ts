@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { Agent } from 'undici';
-import type { HttpLimits } from '../config/schema.js';
+import type { Exchange } from '../lib/http-answer.js';
+import { formatSize } from '../lib/size.js';
 import { VERSION } from '../version.js';
+import type { HttpLimits } from './config.js';
 import { type ErrorContext, InvalidPayloadError, NetworkError, UpstreamTimeoutError } from './errors.js';
 import { Semaphore } from './semaphore.js';
 
@@ -14,6 +16,13 @@ export interface CallOptions {
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/**
+ * Where an authenticated request stands in the 401 rule of `ApiTransport`: `first` carries the
+ * cached token and is sent again with a fresh one when it is answered 401, so its 401 is not
+ * final; `renewed` is that second sending, whose answer is.
+ */
+export type AuthAttempt = 'first' | 'renewed';
+
 export interface HttpRequest extends ErrorContext {
   method: HttpMethod;
   /** Absolute URL, path parameters already encoded. */
@@ -22,6 +31,10 @@ export interface HttpRequest extends ErrorContext {
   /** Request body, already serialised. No body means no content-type either. */
   body?: string;
   signal?: AbortSignal;
+  /** Set on requests that carry a bearer token (none on the token request itself). */
+  auth?: AuthAttempt;
+  /** A retry of a call whose first attempt failed (told to the observer). */
+  retry?: boolean;
 }
 
 export interface HttpResponse {
@@ -37,8 +50,12 @@ export interface RequestInfo {
   operation: string;
   target?: string;
   method: HttpMethod;
-  status: number | 'timeout' | 'network';
+  status: Exchange;
   durationMs: number;
+  /** The request's place in the 401 rule, when it carried a token: a 401 to `first` is not final. */
+  auth?: AuthAttempt;
+  /** Another attempt of a call already reported once: its answer repeats what the call met. */
+  retry?: boolean;
 }
 
 export interface RequestObserver {
@@ -49,8 +66,6 @@ export interface HttpClientOptions {
   logger?: Logger;
   observer?: RequestObserver;
   userAgent?: string;
-  /** Responses larger than this are refused (InvalidPayloadError). Default 16 MiB. */
-  maxResponseBytes?: number;
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -129,7 +144,8 @@ export class HttpClient {
       connect: { timeout: limits.connect_timeout },
       headersTimeout: limits.request_timeout,
       bodyTimeout: limits.request_timeout,
-      maxResponseSize: options.maxResponseBytes ?? 16 * 1024 * 1024,
+      // A body beyond `upstream.http.max_response_size` is refused as it arrives, never buffered whole.
+      maxResponseSize: limits.max_response_size,
     });
   }
 
@@ -178,7 +194,11 @@ export class HttpClient {
       const code = errorCode(error);
       if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
         this.#report(request, url, 'network', durationMs);
-        throw new InvalidPayloadError(ctx, 'response body too large');
+        const limit = formatSize(this.#limits.max_response_size);
+        throw new InvalidPayloadError(
+          ctx,
+          `response body larger than ${limit} (upstream.http.max_response_size)`,
+        );
       }
       if (deadline.signal.aborted || (code !== undefined && TIMEOUT_CODES.has(code))) {
         this.#report(request, url, 'timeout', durationMs);
@@ -213,6 +233,8 @@ export class HttpClient {
         method: request.method,
         status,
         durationMs,
+        ...(request.auth === undefined ? {} : { auth: request.auth }),
+        ...(request.retry ? { retry: true } : {}),
       });
     } catch (error) {
       this.#logger?.warn({ err: error, operation: request.operation }, 'upstream request observer failed');

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { UpstreamConfig } from '../config/schema.js';
 import { ApiTransport } from './api.js';
+import type { UpstreamConfig } from './config.js';
 import { type FleetClient, HttpFleetClient } from './fleet-client.js';
 import { HttpClient, type RequestObserver } from './http.js';
 import { HttpRobotClient, type RobotClient } from './robot-client.js';
@@ -10,6 +10,7 @@ export { ApiTransport, statusError, upstreamMessageOf } from './api.js';
 export * from './errors.js';
 export { type FleetClient, HttpFleetClient, powerReached } from './fleet-client.js';
 export {
+  type AuthAttempt,
   type CallOptions,
   HttpClient,
   type HttpMethod,
@@ -19,17 +20,22 @@ export {
   type RequestObserver,
   USER_AGENT,
 } from './http.js';
-export { backoffDelay, parseRetryAfter, type RetryPolicy, retryDelay, withRetry } from './retry.js';
+export * from './list-elements.js';
+export { FLEET_OPERATIONS, type FleetOperation, TOKEN_OPERATION } from './operations/fleet.js';
+export {
+  type GatewayOperation,
+  ROBOT_OPERATIONS,
+  type RobotOperation,
+  type RobotOperationName,
+} from './operations/robot.js';
+export * from './operations/types.js';
+export { backoffDelay, type RetryPolicy, retryDelay, retryPolicyOf, withRetry } from './retry.js';
 export { HttpRobotClient, type RobotClient } from './robot-client.js';
 export * from './schemas/robot.js';
+export * from './schemas/token.js';
 export * from './schemas/v1.js';
 export { Semaphore } from './semaphore.js';
-export {
-  ClientCredentialsTokenProvider,
-  type TokenProvider,
-  type TokenResponse,
-  tokenResponseSchema,
-} from './token-provider.js';
+export { ClientCredentialsTokenProvider, type TokenProvider } from './token-provider.js';
 
 export interface UpstreamOptions {
   config: UpstreamConfig;

@@ -1,4 +1,6 @@
-import { UpstreamError } from './errors.js';
+import type { Logger } from 'pino';
+import type { HttpLimits } from './config.js';
+import { type ErrorContext, UpstreamError } from './errors.js';
 
 /** How often and how patiently to retry; durations in milliseconds. */
 export interface RetryPolicy {
@@ -10,25 +12,9 @@ export interface RetryPolicy {
   random?: () => number;
 }
 
-/**
- * Reads a `Retry-After` header: delay-seconds (`120`) or an HTTP-date
- * (`Wed, 21 Oct 2015 07:28:00 GMT`). Returns milliseconds from `now`, never negative, or
- * undefined when the header is missing or unreadable.
- */
-export function parseRetryAfter(
-  value: string | readonly string[] | undefined,
-  now: number = Date.now(),
-): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : value) as string | undefined;
-  if (text === undefined) return undefined;
-  const trimmed = text.trim();
-  if (trimmed === '') return undefined;
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  // An HTTP-date always names a weekday or a month; refuse bare numbers with fractions, etc.
-  if (!/[A-Za-z]/.test(trimmed)) return undefined;
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
+/** The retry policy of the `upstream.http` config section. */
+export function retryPolicyOf(http: HttpLimits): RetryPolicy {
+  return { retries: http.retries, baseDelayMs: http.retry_base_delay, maxDelayMs: http.retry_max_delay };
 }
 
 /**
@@ -82,6 +68,16 @@ export interface RetryOptions<T> {
    */
   reconcile?: (error: unknown, attempt: number) => Promise<{ value: T } | undefined>;
   onRetry?: (info: RetryInfo) => void;
+}
+
+/** Logs each retry at debug level, naming the operation and what it addressed. */
+export function retryLog(
+  logger: Logger | undefined,
+  ctx: ErrorContext,
+  message = 'retrying upstream request',
+): (info: RetryInfo) => void {
+  return ({ error, attempt, delayMs }) =>
+    logger?.debug({ err: error, operation: ctx.operation, target: ctx.target, attempt, delayMs }, message);
 }
 
 const defaultShouldRetry = (error: unknown) => error instanceof UpstreamError && error.retryable;

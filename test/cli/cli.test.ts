@@ -1,5 +1,9 @@
+import { PassThrough, Writable } from 'node:stream';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CliContext } from '../../src/cli/context.js';
 import { ExitCode } from '../../src/cli/exit-codes.js';
+import { buildProgram, main } from '../../src/cli/main.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { runCli, writeSimulatorConfig } from '../support/cli.js';
@@ -70,7 +74,7 @@ describe('fleetwatch power', () => {
 
   it('on --wait returns once the vehicle reports on, with progress on stderr', async () => {
     const id = powerCapableVehicle('off');
-    const run = await runCli(['power', 'on', id, '--wait', '--interval', '20ms'], env());
+    const run = await runCli(['power', 'on', id, '--wait', '--interval', '250ms'], env());
     expect(run.stderr).toContain(`waiting for ${id} to report on`);
     expect(run.stdout).toMatch(new RegExp(`^${id} reports power on \\(took [\\d.]+s\\)$`, 'm'));
     expect(run.code).toBe(ExitCode.ok);
@@ -88,10 +92,7 @@ describe('fleetwatch power', () => {
   it('--wait times out with its own exit status when the command sticks', async () => {
     const id = powerCapableVehicle('off');
     simulator.control.updateVehicle(id, { stuck: true });
-    const run = await runCli(
-      ['power', 'on', id, '--wait', '--timeout', '300ms', '--interval', '50ms'],
-      env(),
-    );
+    const run = await runCli(['power', 'on', id, '--wait', '--timeout', '1s', '--interval', '250ms'], env());
     expect(run.code).toBe(ExitCode.timedOut);
     expect(run.stderr).toMatch(
       new RegExp(`${id} did not report power on within [\\d.]+s; last report: off, on pending`),
@@ -101,7 +102,7 @@ describe('fleetwatch power', () => {
   it('--wait fails when an opposite command replaces ours', async () => {
     const id = powerCapableVehicle('off');
     simulator.control.updateVehicle(id, { stuck: true });
-    const waiting = runCli(['power', 'on', id, '--wait', '--timeout', '10s', '--interval', '20ms'], env());
+    const waiting = runCli(['power', 'on', id, '--wait', '--timeout', '10s', '--interval', '250ms'], env());
     await expect.poll(() => simulator.control.getVehicle(id)?.pendingCommand).toEqual({ state: 'on' });
     simulator.control.updateVehicle(id, { pendingCommand: { state: 'off' } });
     const run = await waiting;
@@ -166,22 +167,89 @@ describe('usage and configuration errors', () => {
   it('a malformed --timeout names what it expects', async () => {
     const run = await runCli(['power', 'on', 'veh-0001', '--wait', '--timeout', 'soon'], env());
     expect(run.code).toBe(ExitCode.usage);
-    expect(run.stderr).toContain('expected a duration such as 30s, 5m or 1h');
+    expect(run.stderr).toMatch(
+      /^fleetwatch: option '--timeout <duration>' argument 'soon' is invalid\. expected a duration between 100ms and 1h, like 30s; got .*\(add --help for usage\)\n$/,
+    );
   });
 
   it('--help works on every command and exits 0', async () => {
-    for (const args of [
-      [],
-      ['power'],
-      ['power', 'on'],
-      ['robot', 'feedback'],
-      ['simulate'],
-      ['config', 'check'],
-    ]) {
+    const context = new CliContext(
+      { stdout: new PassThrough(), stderr: new PassThrough(), env: {}, signal: new AbortController().signal },
+      () => ({}),
+    );
+    const paths: string[][] = [[]];
+    const walk = (command: Command, path: string[]) => {
+      for (const sub of command.commands) {
+        paths.push([...path, sub.name()]);
+        walk(sub, [...path, sub.name()]);
+      }
+    };
+    walk(buildProgram(context), []);
+    expect(paths.length).toBeGreaterThan(25);
+    for (const args of paths) {
       const run = await runCli([...args, '--help'], {});
       expect(run.code, args.join(' ')).toBe(ExitCode.ok);
-      expect(run.stdout).toContain('Usage: fleetwatch');
+      expect(run.stdout).toContain(`Usage: fleetwatch ${args.join(' ')}`.trimEnd());
+      expect(run.stderr).toBe('');
     }
+  });
+
+  it('every number and duration option has bounds: outside them, one line and exit 2', async () => {
+    const cases: Array<[string[], string]> = [
+      [['simulate', '--vehicles', '1e9'], 'expected a whole number between 0 and 100000; got 1e9'],
+      [['simulate', '--robots', ''], 'expected a whole number between 0 and 100000; got ""'],
+      [
+        ['simulate', '--seed', '4294967296'],
+        'expected a whole number between 0 and 4294967295; got 4294967296',
+      ],
+      [['simulate', '--port', '-1'], 'expected a whole number between 0 and 65535; got -1'],
+      [
+        ['simulate', '--behaviour-interval', '1ms'],
+        'expected a duration between 100ms and 1h, like 30s; got 1ms',
+      ],
+      [['simulate', '--token-ttl', '30d'], 'expected a duration between 1s and 1d, like 30s; got 30d'],
+      [['demo', '--vehicles', '1'], 'expected a whole number between 2 and 1000; got 1'],
+      [['demo', '--robots', '0'], '--robots: the script takes a robot down; give 1 or more, or --no-script'],
+      [
+        ['power', 'on', 'veh-0001', '--wait', '--interval', '1ms'],
+        'expected a duration between 250ms and 1m, like 30s; got 1ms',
+      ],
+      [
+        ['power', 'off', 'veh-0001', '--wait', '--timeout', '2h'],
+        'expected a duration between 100ms and 1h, like 30s; got 2h',
+      ],
+    ];
+    for (const [args, words] of cases) {
+      const run = await runCli(args, env());
+      expect(run.code, args.join(' ')).toBe(ExitCode.usage);
+      expect(run.stderr).toMatch(/^fleetwatch: [^\n]*\n$/);
+      expect(run.stderr).toContain(words);
+    }
+    // Nothing reached the upstream.
+    expect(simulator.control.getVehicle('veh-0001')?.pendingCommand).toBeNull();
+  });
+
+  it('a stdout closed by its reader ends the command quietly, exit 0', async () => {
+    // `fleetwatch vehicles | head -1`: the reader takes the table and goes before the footer.
+    let writes = 0;
+    const stdout = new Writable({
+      write(_chunk, _encoding, done) {
+        writes += 1;
+        done(writes > 1 ? Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) : undefined);
+      },
+    });
+    const stderr = new PassThrough();
+    const errors: string[] = [];
+    stderr.on('data', (chunk) => errors.push(String(chunk)));
+    const code = await main(['node', 'fleetwatch', 'vehicles'], {
+      stdout,
+      stderr,
+      env: env(),
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(ExitCode.ok);
+    expect(writes).toBe(2);
+    expect(errors).toEqual([]);
   });
 
   it('config check prints the effective config with secrets masked', async () => {
@@ -202,7 +270,7 @@ describe('usage and configuration errors', () => {
       `fleetwatch: ${bad}: upstream.base_url: must be an http(s) URL`,
       `fleetwatch: ${bad}: upstream.robot_base_url: must be an http(s) URL`,
       `fleetwatch: ${bad}: upstream.auth_url: must be an http(s) URL`,
-      `fleetwatch: ${bad}: (top level): unknown field "colour"`,
+      `fleetwatch: ${bad}: (top level): unknown field "colour" (expected one of installation, upstream, redis, log, pollers, worker, events, metrics, detectors, receivers, notifications, http)`,
     ]);
   });
 

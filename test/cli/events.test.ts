@@ -1,7 +1,11 @@
+import { once } from 'node:events';
+import { PassThrough, Writable } from 'node:stream';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/cli/exit-codes.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { main } from '../../src/cli/main.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
+import { eventTypeGlob } from '../../src/store/event-query.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { runCli, writeSimulatorConfig } from '../support/cli.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
@@ -15,7 +19,7 @@ const env = () => ({ FLEETWATCH_CONFIG: config, FLEET_SECRET: 'unused-secret' })
 
 async function emitVpnLoss(id: string, at: string): Promise<void> {
   const result = await store.commit(
-    { kind: 'vehicle', id, signal: 'link' },
+    { kind: 'vehicle', id, facet: 'link' },
     0,
     { state: {}, observedAt: at },
     [
@@ -90,5 +94,73 @@ describe('fleetwatch events', () => {
     expect(run.stderr).toBe(
       'fleetwatch: cannot reach Redis at redis://127.0.0.1:1 (redis.url); is it running?\n',
     );
+  });
+
+  it('refuses a bad --from, --since, --type or --limit with one line naming what was expected, exit 2', async () => {
+    const cases: Array<[string[], string]> = [
+      [
+        ['events', 'tail', '--from', 'garbage'],
+        "option '--from <id>' argument 'garbage' is invalid. expected a stream id such as 1767225600000-0.",
+      ],
+      [
+        ['events', 'list', '--since', 'garbage'],
+        "option '--since <id|time>' argument 'garbage' is invalid. expected a stream id (such as 1767225600000-0) or an ISO 8601 time",
+      ],
+      [
+        ['events', 'list', '--type', '['],
+        "option '--type <glob>' argument '[' is invalid. expected an event type or a glob such as vehicle.vpn.*.",
+      ],
+      [['events', 'tail', '--type', 'a b'], 'expected an event type or a glob such as vehicle.vpn.*.'],
+      [
+        ['events', 'list', '--limit', '0'],
+        "option '--limit <n>' argument '0' is invalid. expected a whole number between 1 and 10000; got 0",
+      ],
+      [['events', 'list', '--limit', '10001'], 'expected a whole number between 1 and 10000; got 10001'],
+      [['events', 'list', '--limit', '1e3'], 'expected a whole number between 1 and 10000; got 1e3'],
+    ];
+    for (const [args, words] of cases) {
+      const run = await runCli(args, env());
+      expect(run.code, args.join(' ')).toBe(ExitCode.usage);
+      expect(run.stderr).toMatch(/^fleetwatch: [^\n]*\(add --help for usage\)\n$/);
+      expect(run.stderr).toContain(words);
+      expect(run.stdout).toBe('');
+    }
+  });
+
+  it('refuses what /api/events refuses, in the same words', async () => {
+    const cli = await runCli(['events', 'list', '--type', 'vehicle[0]'], env());
+    const api = eventTypeGlob.safeParse('vehicle[0]');
+    expect(api.success).toBe(false);
+    const words = api.error?.issues[0]?.message ?? '';
+    expect(words).toMatch(/^must be /);
+    expect(cli.stderr).toContain(words.replace(/^must be /, 'expected '));
+  });
+
+  it('a stdout closed by its reader ends tail quietly, exit 0', async () => {
+    // The reader takes one line and goes, as `fleetwatch events tail | head -1` does.
+    const writes: string[] = [];
+    const stdout = new Writable({
+      write(chunk, _encoding, done) {
+        writes.push(String(chunk));
+        done(writes.length > 1 ? Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }) : undefined);
+      },
+    });
+    const stderr = new PassThrough();
+    const errors: string[] = [];
+    stderr.on('data', (chunk) => errors.push(String(chunk)));
+    const following = once(stderr, 'data');
+    const run = main(['node', 'fleetwatch', 'events', 'tail', '--type', 'vehicle.vpn.*'], {
+      stdout,
+      stderr,
+      env: env(),
+      // Never aborted: only the closed output may end it.
+      signal: new AbortController().signal,
+    });
+    await following;
+    await emitVpnLoss('veh-0004', '2026-11-21T08:17:00.000Z');
+    await emitVpnLoss('veh-0005', '2026-11-21T08:17:01.000Z');
+    expect(await run).toBe(ExitCode.ok);
+    expect(writes[0]).toContain('veh-0004 lost its VPN connection');
+    expect(errors.join('')).toMatch(/^following the event log after \S+; Ctrl-C stops\n$/);
   });
 });

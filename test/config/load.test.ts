@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/config/duration.js';
 import { ConfigError, loadConfig, maskConfig, parseConfig } from '../../src/config/index.js';
+import { registerConfigSecrets } from '../../src/config/mask.js';
+import { parseDuration } from '../../src/lib/duration.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
 
 const VALID = `
@@ -63,8 +64,8 @@ describe('parseConfig', () => {
     );
     expect(problemsOf(`${text}redis:\n  url: localhost\n`)).toEqual([
       'upstream.base_url: must be an http(s) URL',
-      'upstream.client_id: is required',
-      'upstream: unknown field "colour"',
+      'upstream.client_id: is required (the client id issued by the fleet operator)',
+      'upstream: unknown field "colour" (expected one of base_url, robot_base_url, auth_url, client_id, client_secret, token, http)',
       'redis.url: must be a redis:// or rediss:// URL',
     ]);
   });
@@ -78,17 +79,17 @@ describe('parseConfig', () => {
   it('rejects malformed durations, numbers and enums', () => {
     const text = `${VALID}  http:\n    request_timeout: soon\n    max_connections: 0\nlog:\n  level: loud\n`;
     expect(problemsOf(text)).toEqual([
-      'upstream.http.request_timeout: must be a duration such as 500ms, 30s, 5m or 1h (got "soon")',
-      'upstream.http.max_connections: must be at least 1',
-      'log.level: must be one of "trace", "debug", "info", "warn", "error", "fatal", "silent"',
+      'upstream.http.request_timeout: expected a duration between 100ms and 5m, like 30s; got soon',
+      'upstream.http.max_connections: expected a whole number between 1 and 1024; got 0',
+      'log.level: expected one of "trace", "debug", "info", "warn", "error", "fatal", "silent"; got loud',
     ]);
   });
 
   it('bounds how work is spread and taken over', () => {
     const text = `${VALID}worker:\n  spread: 1.5\n  takeover_after: 500ms\n`;
     expect(problemsOf(text)).toEqual([
-      'worker.spread: must be at most 0.9',
-      'worker.takeover_after: must be at least 2s',
+      'worker.spread: expected a number between 0 and 0.9; got 1.5',
+      'worker.takeover_after: expected a duration between 2s and 1h, like 30s; got 500ms',
     ]);
     const config = parseConfig(`${VALID}worker:\n  spread: 0\n  takeover_after: 5s\n`, 'test.yaml', {
       FLEET_SECRET: 's3cr3t-value',
@@ -124,6 +125,7 @@ describe('loadConfig', () => {
     const masked = JSON.stringify(maskConfig(config));
     expect(masked).not.toContain('client-secret-1');
     expect(masked).not.toContain('hunter2-pass');
+    expect(maskConfig(config).redis.url).toBe('redis://:[REDACTED]@127.0.0.1:6379');
   });
 
   it('explains a missing file', () => {
@@ -168,6 +170,20 @@ describe('receivers', () => {
     expect(masked).not.toContain('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
   });
 
+  it("registers each receiver's secrets, as its kind names them", () => {
+    const config = parseConfig(
+      `${base}  - { name: ops, kind: slack, url: "\${SLACK_URL}" }\n  - { name: tickets, kind: webhook, url: "https://example.com/hook?key=k3y-value", secrets: [whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw], headers: { x-api-key: h3ader-value } }\n  - { name: terminal, kind: console }\n`,
+      'test.yaml',
+      env,
+    );
+    const registry = new SecretRegistry();
+    registerConfigSecrets(config, registry);
+    const text = registry.scrub(
+      `${env.SLACK_URL} XXXXXXXXXXXX whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw k3y-value h3ader-value`,
+    );
+    expect(text).toBe(Array(6).fill('[REDACTED]').join(' '));
+  });
+
   it('names the receiver and field of every problem', () => {
     expect(
       problemsOf(
@@ -175,7 +191,7 @@ describe('receivers', () => {
         env,
       ),
     ).toEqual([
-      'receivers[0].kind: must be one of "slack", "webhook", "console"',
+      'receivers[0].kind: expected one of "slack", "webhook", "console"; got pager',
       'receivers[1].url: must be an http(s) URL',
       'receivers[1].secrets[0]: must be a whsec_ secret with 24 to 64 bytes of base64',
     ]);

@@ -1,10 +1,8 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { OpenAPIBackend } from 'openapi-backend';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { configSchema } from '../../src/config/schema.js';
-import { createUpstream, type Upstream, UpstreamError } from '../../src/upstream/index.js';
+import { type Upstream, UpstreamError } from '../../src/upstream/index.js';
 import { type FleetOperation, loadFleetContract } from '../support/openapi.js';
+import { type ContractServer, type Received, startContractServer } from './contract-server.js';
 
 /**
  * The client against the contract, not against our own simulator: a loopback server that knows
@@ -14,87 +12,25 @@ import { type FleetOperation, loadFleetContract } from '../support/openapi.js';
 
 type Operation = FleetOperation;
 
-interface Received {
-  operation: string;
-  valid: boolean;
-  errors: unknown;
-  authorization?: string;
-  contentType?: string;
-  bodyLength: number;
-}
-
 let api: OpenAPIBackend;
-let server: Server;
+let server: ContractServer;
 let upstream: Upstream;
 const documented = new Map<Operation, number[]>();
-const received: Received[] = [];
+let received: Received[];
 let answerWith = 200;
-
-async function readBody(request: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 beforeAll(async () => {
   const contract = await loadFleetContract();
   api = contract.api;
   for (const [operation, statuses] of contract.documented) documented.set(operation, [...statuses]);
-
-  server = createServer(async (request, response) => {
-    const body = await readBody(request);
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    if (url.pathname === '/oauth/token') {
-      response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(
-        JSON.stringify({ access_token: 'contract-token-123', token_type: 'Bearer', expires_in: 3600 }),
-      );
-      return;
-    }
-    const openapiRequest = {
-      method: request.method ?? 'GET',
-      path: url.pathname,
-      headers: request.headers as Record<string, string>,
-      query: Object.fromEntries(url.searchParams),
-      body: body === '' ? undefined : body,
-    };
-    const operation = api.matchOperation(openapiRequest);
-    if (!operation) {
-      response.writeHead(404).end();
-      return;
-    }
-    const validation = api.validateRequest(openapiRequest, operation);
-    received.push({
-      operation: operation.operationId ?? '?',
-      valid: validation.valid,
-      errors: validation.errors,
-      authorization: request.headers.authorization,
-      contentType: request.headers['content-type'],
-      bodyLength: body.length,
-    });
-    const { status, mock } = api.mockResponseForOperation(operation.operationId ?? '', { code: answerWith });
-    response.writeHead(status, mock === undefined ? {} : { 'content-type': 'application/json' });
-    response.end(mock === undefined ? undefined : JSON.stringify(mock));
+  server = await startContractServer(api, 'contract-token-123', (operationId) => {
+    const { status, mock } = api.mockResponseForOperation(operationId, { code: answerWith });
+    return { status, body: mock };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const config = configSchema.parse({
-    upstream: {
-      base_url: url,
-      robot_base_url: url,
-      auth_url: url,
-      client_id: 'contract',
-      client_secret: 'contract-secret',
-      http: { retries: 0 },
-    },
-  });
-  upstream = createUpstream({ config: config.upstream });
+  ({ upstream, received } = server);
 });
 
-afterAll(async () => {
-  await upstream.close();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+afterAll(() => server.close());
 
 beforeEach(() => {
   received.length = 0;
@@ -132,7 +68,8 @@ describe('the client against openapi/fleet-v1.yaml', () => {
   it("parses the document's success examples", async () => {
     answerWith = 200;
     const vehicles = await upstream.fleet.listVehicles();
-    expect(vehicles.length).toBeGreaterThan(0);
+    expect(vehicles.items.length).toBeGreaterThan(0);
+    expect(vehicles.rejected).toEqual([]);
     const status = await upstream.fleet.getPowerStatus('veh-0001');
     expect(['on', 'off', 'unknown']).toContain(status.state);
     expect(status).toHaveProperty('pendingCommand');

@@ -1,31 +1,21 @@
-import { Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../../src/daemon/index.js';
 import type { FleetEvent } from '../../src/events/types.js';
-import { closeQuietly } from '../../src/queues/connection.js';
+import { closeQuietly } from '../../src/lib/redis-connection.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { EventLog } from '../../src/store/event-log.js';
 import { testConfig } from '../pollers/harness.js';
+import { captureJsonLog } from '../support/json-log.js';
 import { connect, deletePrefixKeys, eventually, uniquePrefix } from '../support/redis.js';
 
 let sim: Simulator;
 let admin: Redis;
 const prefixes: string[] = [];
 const running: Daemon[] = [];
-
-function capture() {
-  const lines: Array<Record<string, unknown>> = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, logger: pino({ level: 'info' }, stream) };
-}
 
 function resources(): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -76,7 +66,7 @@ describe('startDaemon', () => {
     const onEvent = (event: FleetEvent) => {
       received.push(event);
     };
-    const first = capture();
+    const first = captureJsonLog();
     const replicas = [
       startDaemon(cfg, { logger: first.logger, onEvent, relay: { blockMs: 200 } }),
       startDaemon(cfg, { logger: pino({ enabled: false }), onEvent, relay: { blockMs: 200 } }),
@@ -100,8 +90,15 @@ describe('startDaemon', () => {
       async () => received.filter((event) => event.type === 'vehicle.vpn.connected').length,
       (n) => n >= 1,
     );
-    // Let a few more ticks pass: nothing is reported twice.
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    // Let a few more ticks pass (two more vehicle-list polls on each replica's count): nothing is
+    // reported twice.
+    const vehicleLists = () =>
+      replicas.reduce((sum, replica) => sum + (replica.counters.totals.get('vehicles')?.observed ?? 0), 0);
+    const listsSoFar = vehicleLists();
+    await eventually(
+      async () => vehicleLists(),
+      (lists) => lists >= listsSoFar + 2,
+    );
     const mine = received.filter((event) => event.subject === `vehicle/${target}`).map((event) => event.type);
     expect(mine).toEqual(['vehicle.vpn.disconnected', 'vehicle.vpn.connected']);
     const logged = (await log.range({ subject: `vehicle/${target}` })).map((entry) => entry.event.type);
@@ -135,7 +132,7 @@ describe('startDaemon', () => {
     const controller = new AbortController();
     const daemon = startDaemon(config(), { logger: pino({ enabled: false }), signal: controller.signal });
     running.push(daemon);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await daemon.http?.listening;
     controller.abort();
     await daemon.stopped;
   });
@@ -147,11 +144,15 @@ describe('startDaemon', () => {
         upstream: { http: { request_timeout: 20_000 } },
         worker: { shutdown_grace: '500ms' },
       });
-      const { lines, logger } = capture();
+      const { lines, logger } = captureJsonLog();
       const daemon = startDaemon(cfg, { logger });
       running.push(daemon);
-      // Give the first vehicles poll time to start waiting for the slow list.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // Stop once the first vehicles poll is waiting for the slow list.
+      const delayedBefore = sim.control.stats().faults.delayed;
+      await eventually(
+        async () => sim.control.stats().faults.delayed,
+        (delayed) => delayed > delayedBefore,
+      );
       const started = Date.now();
       await daemon.stop();
       expect(Date.now() - started).toBeLessThan(4_000);
@@ -159,5 +160,55 @@ describe('startDaemon', () => {
     } finally {
       sim.control.clearFaults();
     }
+  });
+
+  it('stops its parts in the reverse of their start order: HTTP first, the upstream client last', async () => {
+    const prefix = `mech-${randomBytes(5).toString('hex')}`;
+    prefixes.push(prefix);
+    const { lines, logger } = captureJsonLog('debug');
+    const daemon = startDaemon(testConfig(sim.url, prefix), { logger });
+    running.push(daemon);
+    await daemon.http?.listening;
+    await daemon.stop();
+    const order = lines.filter((line) => line.msg === 'stopped').map((line) => line.component);
+    expect(order).toEqual([
+      'http',
+      'metrics',
+      'scheduler',
+      'poll worker',
+      'upstream windows',
+      'outbox relay',
+      'events worker',
+      'notification step',
+      'delivery',
+      'store guard',
+      'queues',
+      'redis health',
+      'connections',
+      'upstream client',
+    ]);
+    const messages = lines.map((line) => line.msg);
+    expect(messages.indexOf('fleetwatch stopping')).toBeLessThan(messages.indexOf('stopped'));
+    expect(messages.at(-1)).toBe('fleetwatch stopped');
+  });
+
+  it('starts quietly: no warning while its parts come up on a healthy Redis and upstream', async () => {
+    const cfg = config({
+      receivers: [{ kind: 'console', name: 'terminal' }],
+      notifications: { route: { receiver: 'terminal' } },
+    });
+    const { lines, logger } = captureJsonLog('info');
+    const daemon = startDaemon(cfg, { logger });
+    running.push(daemon);
+    await daemon.http?.listening;
+    // Two vehicle-list rounds: every part has had its first look at Redis by then (the store guard
+    // and the flusher look at once, the flusher every second).
+    await eventually(
+      async () => daemon.counters.totals.get('vehicles')?.observed ?? 0,
+      (observed) => observed >= 2,
+    );
+    await daemon.stop();
+    expect(lines.map((line) => line.msg)).toContain('fleetwatch stopped');
+    expect(lines.filter((line) => Number(line.level) >= 40)).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@ import {
 } from '../../src/events/catalogue.js';
 import { toFleetEvent } from '../../src/events/cloud-event.js';
 
-/** The types DESIGN.md's Events table names. */
+/** The types ARCHITECTURE.md's Events table names. */
 const DESIGN_TYPES = [
   'vehicle.discovered',
   'vehicle.removed',
@@ -42,7 +42,7 @@ const DESIGN_TYPES = [
 const envelope = { id: 'evt-1', source: 'fleetwatch/prod', time: '2025-03-01T12:00:00.000Z' };
 
 describe('event catalogue', () => {
-  it("covers every type of DESIGN.md's Events table", () => {
+  it("covers every type of ARCHITECTURE.md's Events table", () => {
     for (const type of DESIGN_TYPES) expect(FLEET_EVENT_TYPES).toContain(type);
   });
 
@@ -62,7 +62,15 @@ describe('event catalogue', () => {
       expect(other?.role).toBe(role === 'fires' ? 'resolves' : 'fires');
       byKey.set(key, [...(byKey.get(key) ?? []), entry.type]);
     }
-    expect([...byKey.keys()].sort()).toEqual(['health', 'reachability', 'stale', 'stuck', 'upstream', 'vpn']);
+    expect([...byKey.keys()].sort()).toEqual([
+      'backlog',
+      'health',
+      'reachability',
+      'stale',
+      'stuck',
+      'upstream',
+      'vpn',
+    ]);
     for (const types of byKey.values()) expect(types).toHaveLength(2);
   });
 

@@ -23,6 +23,25 @@ describe('describeEvent', () => {
     ).toBe('veh-0003 is back on the VPN: disconnected → connected after 3m 05s');
   });
 
+  it('reads an acknowledgement as the incident it is about, with who and why', () => {
+    expect(
+      describeEvent({
+        type: 'incident.acknowledged',
+        subject: 'incident/health-rb-1-0a0b0c0d',
+        data: {
+          severity: 'info',
+          incident: 'health-rb-1-0a0b0c0d',
+          entity: 'robot/rb-1',
+          key: 'health',
+          firing: 'robot.health.down',
+          by: 'dana',
+          comment: 'on it',
+          until: '2026-03-01T14:00:00.000Z',
+        },
+      }),
+    ).toBe('rb-1 fails its health check: acknowledged by dana: on it');
+  });
+
   it('renders status pairs by their text and hides config hashes', () => {
     expect(
       describeEvent({
@@ -42,6 +61,35 @@ describe('describeEvent', () => {
         data: { severity: 'info', part: 'loadedRoute', previous: 'ab12', current: 'cd34' },
       }),
     ).toBe('rb-1 changed its loaded configuration (loadedRoute)');
+  });
+
+  it('says plainly that fleetwatch cannot authenticate when the token issuer fails, whatever it answers', () => {
+    const degraded = (name: string, reasons: string[], window: Record<string, number>) =>
+      describeEvent({
+        type: 'monitor.upstream.degraded',
+        subject: `upstream/${name}`,
+        data: { severity: 'critical', previous: 'healthy', current: 'degraded', reasons, window },
+      });
+    const counts = { requests: 14, authFailures: 0, serverErrors: 0, timeouts: 0 };
+    expect(degraded('token', ['auth_failures'], { ...counts, authFailures: 14 })).toBe(
+      'fleetwatch cannot authenticate: the token issuer is failing, 14 of 14 requests refused (401/403)',
+    );
+    expect(degraded('token', ['error_ratio'], { ...counts, serverErrors: 12, timeouts: 2 })).toBe(
+      'fleetwatch cannot authenticate: the token issuer is failing, 14 of 14 requests failed (5xx or no answer)',
+    );
+    expect(degraded('fleet', ['auth_failures'], { ...counts, authFailures: 9 })).toBe(
+      'fleetwatch is refused by the fleet API: 9 of 14 requests refused (401/403)',
+    );
+    expect(degraded('robots', ['error_ratio'], { ...counts, requests: 600, serverErrors: 600 })).toBe(
+      'the robot gateway is failing: 600 of 600 requests failed (5xx or no answer)',
+    );
+    expect(
+      describeEvent({
+        type: 'monitor.upstream.recovered',
+        subject: 'upstream/token',
+        data: { severity: 'info', previous: 'degraded', current: 'healthy', durationMs: 62_000 },
+      }),
+    ).toBe('the token issuer has recovered: degraded → healthy after 1m 02s');
   });
 
   it('has words for every catalogued type', () => {

@@ -29,6 +29,7 @@ describe('detector options', () => {
       },
       health: { failure_threshold: 3, success_threshold: 2 },
       power: { stuck_after: 300_000, stale_after: 900_000 },
+      command_queue: { backlog_threshold: 10 },
       upstream: {
         failure_threshold: 2,
         success_threshold: 2,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EVENT } from '../../src/events/catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS } from '../../src/events/detector-options.js';
+import { MAX_KEPT_REJECTED } from '../../src/events/detectors/membership.js';
 import { robotMembershipDetector } from '../../src/events/detectors/robot-membership.js';
 import { vehicleMembershipDetector } from '../../src/events/detectors/vehicle-membership.js';
 import { at, Script, typesOf } from './helpers.js';
@@ -9,6 +10,31 @@ const vehicles = (removeAfter = 2) =>
   new Script(vehicleMembershipDetector, { ...DEFAULT_DETECTOR_OPTIONS.vehicleMembership, removeAfter });
 
 describe('vehicle membership', () => {
+  it('takes {listed, rejected}: a rejected element that names its entity keeps it listed; the rejected are kept, bounded', () => {
+    const script = vehicles(1);
+    const bad = (index: number, id: string | null) => ({
+      index,
+      id,
+      code: 'invalid_payload',
+      message: `element ${index}`,
+    });
+    expect(script.ok(0, { listed: ['v-1', 'v-2'], rejected: [] })).toEqual([]);
+    // v-2's element is malformed but names it: still listed, nothing removed.
+    expect(script.ok(10, { listed: ['v-1', 'v-2'], rejected: [bad(1, 'v-2')] })).toEqual([]);
+    expect(script.state).toMatchObject({
+      known: ['v-1', 'v-2'],
+      rejected: [bad(1, 'v-2')],
+      rejectedCount: 1,
+    });
+    const many = Array.from({ length: MAX_KEPT_REJECTED + 5 }, (_, i) => bad(i + 2, null));
+    expect(script.ok(20, { listed: ['v-1', 'v-2'], rejected: many })).toEqual([]);
+    expect(script.state?.rejected).toHaveLength(MAX_KEPT_REJECTED);
+    expect(script.state?.rejectedCount).toBe(MAX_KEPT_REJECTED + 5);
+    // A plain list says nothing of rejected elements.
+    expect(typesOf(script.ok(30, ['v-1']))).toEqual([EVENT.vehicleRemoved]);
+    expect(script.state).not.toHaveProperty('rejected');
+  });
+
   it('takes the first list as the baseline, silently', () => {
     const script = vehicles();
     expect(script.ok(0, ['v-1', 'v-2'])).toEqual([]);

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { EVENT } from '../../src/events/catalogue.js';
 import { robotConfigDetector } from '../../src/events/detectors/robot-config.js';
-import { canonicalJson, stableHash } from '../../src/events/stable-hash.js';
 import { MAX_SUMMARY } from '../../src/events/structural-diff.js';
+import { canonicalJson, stableHash } from '../../src/lib/stable-hash.js';
 import { Script, typesOf } from './helpers.js';
 
 describe('stableHash', () => {

@@ -361,8 +361,41 @@ describe('vehicle power: 404', () => {
     ]);
     expect(script.fail(20, 'not_found', 404)).toEqual([]);
     expect(script.state?.powerCapable).toBe(false);
-    expect(typesOf(script.ok(30, status(30, 'off')))).toEqual([EVENT.powerChanged]);
+    expect(script.state?.unsupportedSince).toBe(Date.parse(at(10)));
+    // Answering again is said, and the reading is diffed against the one before the 404s.
+    expect(typesOf(script.ok(30, status(30, 'off')))).toEqual([EVENT.powerSupported, EVENT.powerChanged]);
     expect(script.state?.powerCapable).toBe(true);
+    expect(script.state).not.toHaveProperty('unsupportedSince');
+  });
+
+  it('emits one vehicle.power.supported when a vehicle without power control answers, with since when', () => {
+    const script = power();
+    script.fail(0, 'not_found', 404);
+    script.fail(60, 'not_found', 404);
+    expect(script.state?.unsupportedSince).toBe(Date.parse(at(0)));
+    expect(script.ok(180, status(180, 'on'))).toEqual([
+      {
+        type: EVENT.powerSupported,
+        data: { severity: 'info', previous: 'unsupported', current: 'supported', unsupportedSince: at(0) },
+      },
+    ]);
+    expect(script.ok(190, status(180, 'on'))).toEqual([]);
+  });
+
+  it('starts the time without power control at the next 404 when an older state has none', () => {
+    const script = power();
+    script.fail(0, 'not_found', 404);
+    const { unsupportedSince: _dropped, ...older } = script.state!;
+    script.state = older;
+    expect(script.fail(60, 'not_found', 404)).toEqual([]);
+    expect(script.state?.unsupportedSince).toBe(Date.parse(at(60)));
+    script.state = older;
+    expect(script.ok(120, status(120, 'on'))).toEqual([
+      {
+        type: EVENT.powerSupported,
+        data: { severity: 'info', previous: 'unsupported', current: 'supported', unsupportedSince: null },
+      },
+    ]);
   });
 });
 

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon } from '../../src/daemon/index.js';
-import { closeQuietly } from '../../src/queues/connection.js';
+import { closeQuietly } from '../../src/lib/redis-connection.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { testConfig } from '../pollers/harness.js';

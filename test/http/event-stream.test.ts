@@ -31,7 +31,7 @@ afterAll(async () => {
 
 /** Commits one event of `type` on `kind/id` (as the pollers would), returning its event id. */
 async function emit(kind: 'vehicle' | 'robot', id: string, type: string): Promise<string> {
-  const ref: SnapshotRef = { kind, id, signal: 'test' };
+  const ref: SnapshotRef = { kind, id, facet: 'test' };
   const version = versions.get(`${kind}/${id}`) ?? 0;
   const drafts: EventDraft[] = [{ type, data: { severity: 'info' } }];
   second += 1;

@@ -15,6 +15,8 @@ beforeAll(async () => {
     updatedAt: new Date().toISOString(),
   });
   sim.control.updateVehicle('veh-0002', { vpnConnected: true, ipAddress: null });
+  const [robot] = sim.control.state().robots;
+  await a.h.upstream.robots.sendGpsWaypoints(robot!.deviceId, [{ latitude: 48.1, longitude: 11.5 }]);
   await a.h.tick(
     'vehicles',
     'power',
@@ -23,6 +25,7 @@ beforeAll(async () => {
     'robot_feedback',
     'robot_lease',
     'robot_config',
+    'robot_command_queue',
   );
 });
 
@@ -120,7 +123,7 @@ describe('GET /api/vehicles', () => {
 });
 
 describe('GET /api/robots', () => {
-  it('lists the robots with health, feedback, lease and configuration', async () => {
+  it('lists the robots with health, feedback, lease, configuration and command queue', async () => {
     const response = await a.app.inject({ url: '/api/robots' });
     expect(response.statusCode).toBe(200);
     const page: FleetPage<RobotView> = response.json();
@@ -134,7 +137,9 @@ describe('GET /api/robots', () => {
       expect(item.autonomy?.status).toBe(truth.feedback.cortexStatus);
       expect(item.navigation?.status).toBe(truth.feedback.navStatus);
       expect(item.config.loadedRoute).toMatch(/\S/);
+      expect(item.commandQueue).toEqual({ length: truth.commandQueue, backlogSince: null });
     }
+    expect(page.items.map((item) => item.commandQueue.length)).toContain(1);
     const one = await a.app.inject({ url: `/api/robots/${encodeURIComponent(page.items[0]!.id)}` });
     expect(one.statusCode).toBe(200);
     expect(one.json()).toEqual(page.items[0]);

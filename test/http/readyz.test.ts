@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildHttpApp } from '../../src/http/server.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
@@ -53,7 +53,7 @@ describe('GET /readyz', () => {
     expect(response.statusCode).toBe(200);
     expect(response.json()).toMatchObject({
       status: 'ready',
-      checks: { redis: { ok: true }, upstream: { ok: true } },
+      checks: { redis: { ok: true, state: 'ok' }, upstream: { ok: true, state: 'ok' } },
     });
   });
 
@@ -64,8 +64,8 @@ describe('GET /readyz', () => {
     expect(response.statusCode).toBe(503);
     const body = response.json();
     expect(body.status).toBe('not_ready');
-    expect(body.checks.redis.ok).toBe(true);
-    expect(body.checks.upstream.ok).toBe(false);
+    expect(body.checks.redis).toMatchObject({ ok: true, state: 'ok' });
+    expect(body.checks.upstream).toMatchObject({ ok: false, state: 'authentication' });
     expect(body.checks.upstream.error).toMatch(/authentication failed: the token issuer rejected client/);
     expect(body.error).toMatchObject({ code: 'not_ready' });
     expect(body.error.message).toMatch(/^not ready: upstream: authentication failed/);

@@ -25,20 +25,22 @@ describe('bad requests', () => {
     expect(await problem({ url: '/api/events?limit=0' })).toMatchObject({
       status: 400,
       code: 'bad_request',
-      message: 'query.limit: must be at least 1',
+      message: 'query.limit: expected a whole number between 1 and 10000; got 0',
     });
     expect((await problem({ url: '/api/events?limit=lots' })).message).toBe(
-      'query.limit: must be a whole number',
+      'query.limit: expected a whole number between 1 and 10000; got lots',
     );
     expect((await problem({ url: '/api/events?since=yesterday' })).message).toMatch(
       /^query\.since: must be a stream id/,
     );
     expect((await problem({ url: '/api/events?type=vehicle%20vpn' })).message).toMatch(/^query\.type: /);
     expect((await problem({ url: '/api/vehicles?limit=5000' })).message).toBe(
-      'query.limit: must be at most 1000',
+      'query.limit: expected a whole number between 1 and 1000; got 5000',
     );
     expect((await problem({ url: '/api/vehicles?cursor=%21%21' })).message).toMatch(/^query\.cursor: /);
-    expect((await problem({ url: '/api/vehicles?limt=5' })).message).toBe('query: unknown field "limt"');
+    expect((await problem({ url: '/api/vehicles?limt=5' })).message).toBe(
+      'query: unknown field "limt"; did you mean "limit"?',
+    );
     expect((await problem({ url: '/api/silences?all=maybe' })).message).toBe(
       'query.all: must be true or false (got "maybe")',
     );
@@ -58,11 +60,11 @@ describe('bad requests', () => {
     expect(
       (await problem({ method: 'POST', url: '/api/vehicles/veh-0001/power/on?wait=true&timeout=forever' }))
         .message,
-    ).toBe('query.timeout: must be a duration such as 30s, 2m or 1500ms (got "forever")');
+    ).toBe('query.timeout: expected a duration between 1s and 10m, like 30s; got forever');
     expect(
       (await problem({ method: 'POST', url: '/api/vehicles/veh-0001/power/on?wait=true&timeout=2h' }))
         .message,
-    ).toBe('query.timeout: must be between 1000 ms and 600 s');
+    ).toBe('query.timeout: expected a duration between 1s and 10m, like 30s; got 2h');
     // Nothing reached the upstream.
     expect(a.h.sim.control.getVehicle('veh-0001')?.pendingCommand).toBeNull();
   });
@@ -72,12 +74,12 @@ describe('bad requests', () => {
     expect(empty.status).toBe(400);
     expect(empty.details?.problems).toEqual(
       expect.arrayContaining([
-        'body.matchers: is required',
-        'body.createdBy: is required',
-        'body.comment: is required',
+        'body.matchers: is required (a mapping (key: value pairs))',
+        'body.createdBy: is required: say who creates the silence',
+        'body.comment: is required: say why (a ticket, the work going on)',
       ]),
     );
-    expect(empty.message).toContain('body.matchers: is required');
+    expect(empty.message).toContain('body.matchers: is required (a mapping (key: value pairs))');
 
     const wrong = await problem({
       method: 'POST',

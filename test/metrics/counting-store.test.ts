@@ -2,8 +2,8 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { draft, EVENT } from '../../src/events/catalogue.js';
 import type { FleetEvent } from '../../src/events/types.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import { CountingSnapshotStore } from '../../src/metrics/index.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
 import { deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
 
 /** fleetwatch_events_total counts where a commit is won: each event once, conflicts never. */
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe('CountingSnapshotStore', () => {
   it('reports the events of won commits only', async () => {
-    const ref = { kind: 'vehicle' as const, id: 'V-1', signal: 'link' };
+    const ref = { kind: 'vehicle' as const, id: 'V-1', facet: 'link' };
     const next = (at: string) => ({ state: { n: at }, observedAt: at });
     const lost = draft(EVENT.vpnDisconnected, {
       previous: 'connected',

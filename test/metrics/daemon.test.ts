@@ -4,7 +4,7 @@ import { METRIC_NAMES } from '../../src/metrics/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { DeliveryHarness, notification, silent, vpnLost } from '../notifiers/delivery/helpers.js';
-import { newSecret } from '../notifiers/webhook/helpers.js';
+import { newSecret } from '../notifiers/receivers/webhook/helpers.js';
 import { testConfig } from '../pollers/harness.js';
 import { eventually } from '../support/redis.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';

@@ -17,7 +17,7 @@ export async function populatedMetrics(perEntity = true): Promise<Metrics> {
   hooks.poll.jobFinished(outcome({ poller: 'vehicles', tick: 1, observed: 5, failed: 1 }), 250);
   hooks.poll.observationError({
     poller: 'power',
-    ref: { kind: 'vehicle', id: 'V-1', signal: 'power' },
+    ref: { kind: 'vehicle', id: 'V-1', facet: 'power' },
     error: { code: 'http_503', status: 503, message: 'unavailable' },
   });
   hooks.poll.jobFailed('power');
@@ -58,16 +58,16 @@ export async function populatedMetrics(perEntity = true): Promise<Metrics> {
         const state =
           ref.kind === 'fleet'
             ? { v: 1, known: ref.id === 'vehicle' ? ['V-1', 'V-2'] : ['R-1'], missing: [] }
-            : ref.signal === 'link'
+            : ref.facet === 'link'
               ? { v: 1, vpn: good, ip: null }
-              : ref.signal === 'power'
+              : ref.facet === 'power'
                 ? {
                     v: 1,
                     powerCapable: true,
                     reading: { state: 'on', pending: 'off', updatedAt: null },
                     stuck: false,
                   }
-                : ref.signal === 'health'
+                : ref.facet === 'health'
                   ? { v: 1, health: good }
                   : {
                       v: 1,
@@ -86,6 +86,24 @@ export async function populatedMetrics(perEntity = true): Promise<Metrics> {
       { name: 'poll', queue: { getJobCounts: counts } },
       { name: 'notify-ops', queue: { getJobCounts: counts }, receiver: 'ops' },
     ],
+    holds: {
+      statuses: async () =>
+        new Map([
+          [
+            'ops',
+            {
+              receiver: 'ops',
+              since: new Date().toISOString(),
+              until: new Date(Date.now() + 300_000).toISOString(),
+              cause: 'throttled' as const,
+              status: 503,
+              reason: 'HTTP 503: retry after 99999999s',
+              retryAfterMs: 99_999_999_000,
+              capped: true,
+            },
+          ],
+        ]),
+    },
   });
   return metrics;
 }

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import type { PollOutcome } from '../../src/pollers/types.js';
+import type { PollOutcome } from '../../src/pollers/outcome.js';
 
 export type Labels = Record<string, string | number>;
 

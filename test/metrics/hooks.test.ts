@@ -3,7 +3,7 @@ import type { FleetEvent } from '../../src/events/types.js';
 import { createMetrics, type Metrics } from '../../src/metrics/index.js';
 import { resultOf } from '../../src/metrics/poll-metrics.js';
 import type { DeliveryReport } from '../../src/notifiers/delivery/delivery-worker.js';
-import type { Notification, Notifier } from '../../src/notifiers/types.js';
+import type { Notification, Notifier } from '../../src/notifiers/notifier.js';
 import { countOf, outcome, samples, sampleValue } from './helpers.js';
 
 /** Hooks → series, without Redis: each hook the daemon hands to a stage increments what it should. */
@@ -143,7 +143,7 @@ describe('poll hooks', () => {
 
   it('counts observation errors by poller and code, and jobs that threw', async () => {
     const { registry, hooks } = metricsAt({ now: 0 });
-    const ref = { kind: 'vehicle' as const, id: 'V-1', signal: 'power' };
+    const ref = { kind: 'vehicle' as const, id: 'V-1', facet: 'power' };
     hooks.poll.observationError({ poller: 'power', ref, error: { code: 'timeout', message: 'slow' } });
     hooks.poll.observationError({ poller: 'power', ref, error: { code: 'timeout', message: 'slow' } });
     hooks.poll.observationError({
@@ -199,8 +199,16 @@ describe('notification hooks', () => {
     hooks.notifications.onHandedOff(notificationOf([vpn]));
 
     const suppressed = 'fleetwatch_notifications_suppressed_total';
+    expect(await sampleValue(registry, suppressed, { reason: 'inhibited' })).toBe(0);
+    hooks.notifications.onSuppressed({
+      event: vpn,
+      reason: 'inhibited',
+      by: 'upstream-token',
+      source: { type: 'monitor.upstream.degraded', subject: 'upstream/token' },
+    });
     expect(await sampleValue(registry, suppressed, { reason: 'silenced' })).toBe(1);
     expect(await sampleValue(registry, suppressed, { reason: 'maintenance' })).toBe(2);
+    expect(await sampleValue(registry, suppressed, { reason: 'inhibited' })).toBe(1);
     expect(await sampleValue(registry, 'fleetwatch_notifications_queued_total', { receiver: 'ops' })).toBe(1);
   });
 

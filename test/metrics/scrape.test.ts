@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { CachedLoader } from '../../src/metrics/cache.js';
-import type { FleetStore } from '../../src/metrics/fleet-reader.js';
+import type { FleetStore } from '../../src/fleet/index.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import type { QueueSource } from '../../src/metrics/queue-gauges.js';
 import type { SnapshotRecord, SnapshotRef } from '../../src/store/snapshot-store.js';
+import { within } from '../support/daemon-process.js';
 import { samples, sampleValue } from './helpers.js';
 
 /** Scrape-time reads: cached, shared by all gauges of a scrape, bounded in round trips, failure-proof. */
@@ -18,16 +18,19 @@ function fakeStore(vehicles: number) {
     reads: 0,
     refsRead: 0,
     failing: false,
+    /** While set, reads wait for it (a Redis that takes commands and never answers). */
+    hanging: undefined as Promise<void> | undefined,
     async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
       store.reads += 1;
       store.refsRead += refs.length;
+      if (store.hanging) await store.hanging;
       if (store.failing) throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
       return refs.map((ref): SnapshotRecord => {
         if (ref.kind === 'fleet') {
           return { version: 1, state: { v: 1, known: ref.id === 'vehicle' ? ids : [], missing: [] } };
         }
         const n = Number(ref.id.slice(2));
-        if (ref.signal === 'link')
+        if (ref.facet === 'link')
           return { version: 1, state: { v: 1, vpn: n % 3 === 0 ? BAD : GOOD, ip: null } };
         return {
           version: 1,
@@ -46,32 +49,6 @@ function fakeStore(vehicles: number) {
   };
   return store satisfies FleetStore;
 }
-
-describe('CachedLoader', () => {
-  it('reuses a value for its ttl, shares a load under way, and does not cache failures', async () => {
-    let clock = 0;
-    let loads = 0;
-    let fail = false;
-    const loader = new CachedLoader(
-      async () => {
-        loads += 1;
-        if (fail) throw new Error('down');
-        return loads;
-      },
-      5_000,
-      () => clock,
-    );
-    expect(await Promise.all([loader.get(), loader.get(), loader.get()])).toEqual([1, 1, 1]);
-    clock = 4_999;
-    expect(await loader.get()).toBe(1);
-    clock = 5_000;
-    fail = true;
-    await expect(loader.get()).rejects.toThrow('down');
-    fail = false;
-    expect(await loader.get()).toBe(3);
-    expect(loads).toBe(3);
-  });
-});
 
 describe('fleet gauges at scrape time', () => {
   it('read 40,000 vehicles in pipelined batches, once per scrape however many gauges', async () => {
@@ -111,6 +88,44 @@ describe('fleet gauges at scrape time', () => {
     const reads = store.reads;
     await metrics.registry.metrics();
     expect(store.reads).toBe(reads);
+  });
+});
+
+describe('a scrape while Redis does not answer', () => {
+  it('answers after the collect timeout with the last reading, and keeps one read in flight', async () => {
+    const store = fakeStore(3);
+    const metrics = createMetrics({
+      perEntity: true,
+      fleetCacheMs: 0,
+      collectTimeoutMs: 50,
+      defaultMetrics: false,
+    });
+    metrics.bind({ store });
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' })).toBe(2);
+
+    let answer!: () => void;
+    store.hanging = new Promise((resolve) => {
+      answer = resolve;
+    });
+    const reads = store.reads;
+    for (let scrape = 1; scrape <= 3; scrape++) {
+      const text = await within(metrics.registry.metrics(), 5_000);
+      expect(text, `scrape ${scrape} answered`).not.toBe('late');
+      expect(text).toContain('fleetwatch_vehicles{vpn="connected"} 2');
+      expect(text).toContain('fleetwatch_vehicle_vpn_connected{vehicle="V-000001"} 1');
+    }
+    // The read under way is the only one: later scrapes did not start another.
+    expect(store.reads).toBe(reads + 1);
+    expect(
+      await sampleValue(metrics.registry, 'fleetwatch_metrics_collect_errors_total', { source: 'fleet' }),
+    ).toBe(3);
+
+    // Once it answers, its reading is what the next scrape shows.
+    store.hanging = undefined;
+    answer();
+    await expect
+      .poll(() => sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' }))
+      .toBe(2);
   });
 });
 

@@ -1,14 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityKind } from '../../src/events/types.js';
-import { ENTITY_SIGNALS } from '../../src/pollers/forget-removed.js';
-import { POLLER_NAMES } from '../../src/pollers/types.js';
+import { ENTITY_FACETS, POLLER_NAMES } from '../../src/pollers/registry.js';
 import { createHarness, type Harness } from './harness.js';
 
 let h: Harness;
 
-/** The snapshot signals stored for one entity, sorted. */
+/** The snapshot facets stored for one entity, sorted. */
 async function storedSignals(kind: EntityKind, id: string): Promise<string[]> {
-  const key = h.store.keyOf({ kind, id, signal: 'x' });
+  const key = h.store.keyOf({ kind, id, facet: 'x' });
   const pattern = `${key.slice(0, -1)}*`;
   const keys: string[] = [];
   let cursor = '0';
@@ -34,9 +33,9 @@ afterAll(async () => {
 });
 
 describe('removed entities', () => {
-  it('have one snapshot per signal of their kind while they are in the fleet', async () => {
-    expect(await storedSignals('vehicle', 'V-2')).toEqual([...ENTITY_SIGNALS.vehicle].sort());
-    expect(await storedSignals('robot', 'R-2')).toEqual([...ENTITY_SIGNALS.robot].sort());
+  it('have one snapshot per facet of their kind while they are in the fleet', async () => {
+    expect(await storedSignals('vehicle', 'V-2')).toEqual([...ENTITY_FACETS.vehicle].sort());
+    expect(await storedSignals('robot', 'R-2')).toEqual([...ENTITY_FACETS.robot].sort());
   });
 
   it('leave no snapshots behind once removed; the others keep theirs', async () => {
@@ -48,7 +47,7 @@ describe('removed entities', () => {
     expect(await h.newEvents()).toEqual(['robot.removed robot/R-2', 'vehicle.removed vehicle/V-2']);
     expect(await storedSignals('vehicle', 'V-2')).toEqual([]);
     expect(await storedSignals('robot', 'R-2')).toEqual([]);
-    expect(await storedSignals('vehicle', 'V-1')).toEqual([...ENTITY_SIGNALS.vehicle].sort());
-    expect(await storedSignals('robot', 'R-1')).toEqual([...ENTITY_SIGNALS.robot].sort());
+    expect(await storedSignals('vehicle', 'V-1')).toEqual([...ENTITY_FACETS.vehicle].sort());
+    expect(await storedSignals('robot', 'R-1')).toEqual([...ENTITY_FACETS.robot].sort());
   });
 });

@@ -1,23 +1,18 @@
 import type { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { type Config, configSchema } from '../../src/config/schema.js';
+import { buildPollingCore } from '../../src/daemon/polling-core.js';
 import type { FleetEvent } from '../../src/events/types.js';
-import { PollRunner } from '../../src/pollers/runner.js';
-import {
-  combineHooks,
-  PollCounters,
-  type PollerName,
-  type PollHooks,
-  type PollOutcome,
-} from '../../src/pollers/types.js';
-import { UpstreamWindows } from '../../src/pollers/upstream-health.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
+import type { PollerName } from '../../src/pollers/config.js';
+import type { PollCounters, PollHooks, PollOutcome } from '../../src/pollers/outcome.js';
+import type { PollRunner } from '../../src/pollers/runner.js';
+import type { UpstreamWindows } from '../../src/pollers/upstream-windows.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator, SimulatorOptions } from '../../src/simulator/types.js';
 import { EventLog } from '../../src/store/event-log.js';
-import { PollLeases } from '../../src/store/poll-lease.js';
-import { SnapshotStore } from '../../src/store/snapshot-store.js';
-import { createUpstream, type Upstream } from '../../src/upstream/index.js';
+import type { SnapshotStore } from '../../src/store/snapshot-store.js';
+import type { Upstream } from '../../src/upstream/index.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
 
 /**
@@ -32,6 +27,12 @@ export interface HarnessOptions {
   hooks?: PollHooks;
   /** Remove the seeded fleet so the test builds its own. */
   empty?: boolean;
+  /** Where the test's keys start (`uniquePrefix`'s default unless given). */
+  prefixStart?: string;
+  /** The whole Redis key prefix (default: a unique one starting with `prefixStart`). */
+  prefix?: string;
+  /** What the pollers log to (nothing unless given). */
+  logger?: Logger;
 }
 
 export interface Harness {
@@ -90,6 +91,7 @@ export function testConfig(url: string, prefix: string, over: Record<string, unk
       robot_feedback: { interval: '1s', batch_size: 2 },
       robot_lease: { interval: '1s', batch_size: 2 },
       robot_config: { interval: '1s', batch_size: 2 },
+      robot_command_queue: { interval: '1s', batch_size: 2 },
       upstream: { interval: '1m' },
     },
     worker: { concurrency: 4, shutdown_grace: '3s' },
@@ -101,6 +103,7 @@ export function testConfig(url: string, prefix: string, over: Record<string, unk
       reachability: { failure_threshold: 2, success_threshold: 1 },
       health: { failure_threshold: 2, success_threshold: 2 },
       power: { stuck_after: '1m', stale_after: '1h' },
+      command_queue: { backlog_threshold: 3 },
       upstream: { failure_threshold: 1, success_threshold: 1, min_requests: 5, error_ratio: 0.5 },
     },
   };
@@ -120,28 +123,20 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     for (const vehicle of state.vehicles) sim.control.removeVehicle(vehicle.id);
     for (const robot of state.robots) sim.control.removeRobot(robot.deviceId);
   }
-  const prefix = uniquePrefix();
+  const prefix = options.prefix ?? uniquePrefix(options.prefixStart);
   const config = testConfig(sim.url, prefix, options.config);
   const admin = connect();
   const redis = createProducerConnection(redisUrl(), { name: 'test-pollers' });
   await waitForReady(redis, { timeoutMs: 5_000 });
   let skew = 0;
   const now = () => Date.now() + skew;
-  const logger = pino({ enabled: false });
-  const windows = new UpstreamWindows({ redis, prefix, windowMs: config.pollers.upstream.interval, now });
-  const upstream = createUpstream({ config: config.upstream, observer: windows.observer });
-  const store = new SnapshotStore({ redis, prefix, installation: config.installation });
-  const leases = new PollLeases({ redis, prefix });
-  const counters = new PollCounters();
-  const runner = new PollRunner({
+  // The daemon's own polling core, on the test's connection and clock.
+  const { store, windows, upstream, runner, counters } = buildPollingCore({
     config,
-    upstream,
-    store,
-    leases,
-    windows,
-    logger,
-    hooks: combineHooks([counters, options.hooks]),
+    redis,
+    logger: options.logger ?? pino({ enabled: false }),
     now,
+    hooks: [options.hooks],
   });
   const log = new EventLog({ redis, prefix });
   let lastStreamId: string | undefined;

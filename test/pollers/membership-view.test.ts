@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MembershipView } from '../../src/pollers/membership-view.js';
-import { membershipRef } from '../../src/pollers/types.js';
+import { MembershipView, membershipRef } from '../../src/pollers/membership-view.js';
 import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, uniquePrefix } from '../support/redis.js';
 

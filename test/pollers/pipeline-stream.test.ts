@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Detector } from '../../src/events/types.js';
-import { SignalPipeline } from '../../src/pollers/pipeline.js';
+import { ObservationPipeline } from '../../src/pollers/observation-pipeline.js';
 import { type CommitItem, type CommitResult, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, uniquePrefix } from '../support/redis.js';
 
@@ -30,7 +30,7 @@ const keepValue: Detector<number, number> = (previous, observation) => ({
 
 const at = '2026-01-01T00:00:00.000Z';
 const input = (id: string, value: number) => ({
-  ref: { kind: 'robot' as const, id, signal: 'stream-test' },
+  ref: { kind: 'robot' as const, id, facet: 'stream-test' },
   observation: { ok: true as const, at, value },
 });
 
@@ -43,10 +43,10 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-describe('SignalPipeline.stream (group commit)', () => {
+describe('ObservationPipeline.stream (group commit)', () => {
   it('commits the first observation at once and batches what arrives during that commit', async () => {
     const store = new GatedStore({ redis, prefix, installation: 'test' });
-    const pipeline = new SignalPipeline({ store });
+    const pipeline = new ObservationPipeline({ store });
     const stream = pipeline.stream({ poller: 'test', detector: keepValue, options: undefined });
 
     stream.add(input('a', 1));
@@ -65,10 +65,10 @@ describe('SignalPipeline.stream (group commit)', () => {
   it('counts failed observations once, when done', async () => {
     const store = new GatedStore({ redis, prefix, installation: 'test' });
     store.release();
-    const pipeline = new SignalPipeline({ store });
+    const pipeline = new ObservationPipeline({ store });
     const stream = pipeline.stream({ poller: 'test', detector: keepValue, options: undefined });
     stream.add({
-      ref: { kind: 'robot', id: 'd', signal: 'stream-test' },
+      ref: { kind: 'robot', id: 'd', facet: 'stream-test' },
       observation: { ok: false, at, error: { code: 'timeout', message: 'timed out' } },
     });
     stream.add(input('e', 5));

@@ -1,10 +1,14 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
-import { SignalPipeline } from '../../src/pollers/pipeline.js';
+import { ObservationPipeline } from '../../src/pollers/observation-pipeline.js';
+import {
+  createPollQueue,
+  type PollJobData,
+  type PollQueue,
+  pollJobId,
+} from '../../src/pollers/poll-queue.js';
 import { PollScheduler } from '../../src/pollers/scheduler.js';
-import { type PollJobData, pollJobId } from '../../src/pollers/types.js';
-import { createPollQueue, type PollQueue } from '../../src/queues/poll-queue.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -51,28 +55,68 @@ describe('planning', () => {
 });
 
 describe('not power-capable vehicles', () => {
-  it('are polled again only after unsupported_interval', async () => {
+  it('are re-checked with back-off: unsupported_recheck after the 404, doubling, up to unsupported_interval', async () => {
     const statuses = () => h.sim.control.stats().requests.get_vehicle_power_status?.['404'] ?? 0;
     await h.tick('power');
     h.advance(1_000);
     await h.tick('vehicles');
     await h.tick('power');
-    const after = statuses();
-    expect(after).toBeGreaterThanOrEqual(2);
-    for (let i = 0; i < 3; i += 1) {
-      h.advance(60_000);
+    let asked = statuses();
+    expect(asked).toBeGreaterThanOrEqual(2);
+    const [judged] = await h.store.read([{ kind: 'vehicle', id: 'P-5', facet: 'power' }]);
+    expect(judged?.state).toMatchObject({ powerCapable: false, unsupportedSince: expect.any(Number) });
+    /** Moves the clock on by `ms` and runs a power tick; whether P-5 was asked again. */
+    const asksAfter = async (ms: number) => {
+      h.advance(ms);
       const outcomes = await h.tick('power');
-      expect(outcomes.reduce((sum, o) => sum + o.notDue, 0)).toBe(1);
+      const asks = statuses() - asked;
+      asked = statuses();
+      expect(outcomes.reduce((sum, o) => sum + o.notDue, 0)).toBe(1 - asks);
+      return asks === 1;
+    };
+    // The harness: unsupported_recheck 1m (the default), unsupported_interval 10m. Re-checks 1 min
+    // after the judging 404, then 2, 4 and 8 min after the one before; 16 is capped at 10.
+    let previous = h.now();
+    for (const minutes of [1, 2, 4, 8, 10, 10]) {
+      const gap = minutes * 60_000;
+      expect(await asksAfter(previous + gap - 3_000 - h.now()), `not before ${minutes} min`).toBe(false);
+      let seconds = 0;
+      while (!(await asksAfter(1_000))) {
+        seconds += 1;
+        expect(seconds, `re-checked ${minutes} min after the last`).toBeLessThan(10);
+      }
+      previous = h.now();
     }
-    expect(statuses()).toBe(after);
-    h.advance(10 * 60_000);
-    const outcomes = await h.tick('power');
-    expect(outcomes.reduce((sum, o) => sum + o.notDue, 0)).toBe(0);
-    expect(statuses()).toBe(after + 1);
-    const [record] = await h.store.read([{ kind: 'vehicle', id: 'P-5', signal: 'power' }]);
-    expect(record?.state).toMatchObject({ powerCapable: false });
+    const [record] = await h.store.read([{ kind: 'vehicle', id: 'P-5', facet: 'power' }]);
+    expect(record?.state).toMatchObject({
+      powerCapable: false,
+      unsupportedSince: judged?.state && (judged.state as { unsupportedSince: number }).unsupportedSince,
+    });
     expect(Date.parse(record?.lastPolledAt ?? '')).toBeGreaterThan(Date.parse(record?.observedAt ?? ''));
     expect(await h.newEvents()).toEqual([]);
+  });
+
+  it('raise vehicle.power.supported when they answer again, and are polled as usual from then on', async () => {
+    h.sim.control.updateVehicle('P-5', { powerCapable: true, state: 'on' });
+    expect(await h.tick('power').then((all) => all.reduce((sum, o) => sum + o.notDue, 0))).toBe(1);
+    h.advance(10 * 60_000);
+    await h.tick('power');
+    const events = await h.newFleetEvents();
+    expect(events.map((event) => `${event.type} ${event.subject}`)).toEqual([
+      'vehicle.power.supported vehicle/P-5',
+    ]);
+    expect(events[0]?.data).toMatchObject({
+      severity: 'info',
+      vehicleId: 'P-5',
+      previous: 'unsupported',
+      current: 'supported',
+      unsupportedSince: expect.any(String),
+    });
+    const [record] = await h.store.read([{ kind: 'vehicle', id: 'P-5', facet: 'power' }]);
+    expect(record?.state).toMatchObject({ powerCapable: true });
+    expect(record?.state).not.toHaveProperty('unsupportedSince');
+    const outcomes = await h.tick('power');
+    expect(outcomes.reduce((sum, o) => sum + o.notDue, 0)).toBe(0);
   });
 });
 
@@ -109,9 +153,9 @@ describe('overlapping ticks', () => {
 describe('the signal pipeline', () => {
   it('re-reads and re-detects on a version conflict, so a change is reported once', async () => {
     const other = new SnapshotStore({ redis: h.redis, prefix: h.prefix, installation: 'test' });
-    const ref = { kind: 'vehicle' as const, id: 'C-1', signal: 'link' };
+    const ref = { kind: 'vehicle' as const, id: 'C-1', facet: 'link' };
     const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
-    const pipeline = new SignalPipeline({ store: h.store, logger: pino({ enabled: false }) });
+    const pipeline = new ObservationPipeline({ store: h.store, logger: pino({ enabled: false }) });
     const spec = { poller: 'test', detector: vehicleLinkDetector, options: h.runner.detectors.vehicleLink };
     await pipeline.run(spec, [{ ref, observation: { ok: true, at: at(1), value: { vpnConnected: true } } }]);
     const [stale] = await h.store.read([ref]);

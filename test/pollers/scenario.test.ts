@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anyFleetEventSchema, catalogueEntry, FLEET_EVENT_TYPES } from '../../src/events/catalogue.js';
 import type { FleetEvent } from '../../src/events/types.js';
-import type { PollerName } from '../../src/pollers/types.js';
+import type { PollerName } from '../../src/pollers/config.js';
 import { createHarness, type Harness } from './harness.js';
 
 /**
@@ -16,6 +16,7 @@ const ALL_ENTITY_POLLERS: PollerName[] = [
   'robot_feedback',
   'robot_lease',
   'robot_config',
+  'robot_command_queue',
 ];
 
 let h: Harness;
@@ -141,6 +142,14 @@ describe('scripted scenario', () => {
     expect(await h.newEvents()).toEqual([]);
   });
 
+  it('a vehicle that supports power again is reported once at its next re-check', async () => {
+    h.sim.control.updateVehicle('V-2', { powerCapable: true });
+    // Re-checked pollers.power.unsupported_recheck (1 min) after the 404 that judged it.
+    h.advance(60_000);
+    await step(['power'], ['vehicle.power.supported vehicle/V-2']);
+    await step(['power'], []);
+  });
+
   it('removes a vehicle after it is missing from remove_after lists', async () => {
     h.sim.control.removeVehicle('V-4');
     await step(['vehicles', 'power'], []);
@@ -189,6 +198,30 @@ describe('scripted scenario', () => {
     await step(['robot_config'], []);
   });
 
+  it('robot command queue: a backlog past the threshold, drained when the queue empties', async () => {
+    const { robots } = h.upstream;
+    const waypoint = { waypoints: [{ latitude: 48.1, longitude: 11.5 }] };
+    for (let i = 0; i < 2; i += 1) await robots.sendGpsWaypoints('R-2', waypoint);
+    await step(['robot_command_queue'], []);
+    // detectors.command_queue.backlog_threshold is 3 in the harness.
+    await robots.sendGpsWaypoints('R-2', waypoint);
+    await step(['robot_command_queue'], ['robot.command_queue.backlog robot/R-2']);
+    await robots.sendGpsWaypoints('R-2', waypoint);
+    await step(['robot_command_queue'], []);
+    // A failed poll changes nothing: the queue empties unseen, then the backlog drains once.
+    await robots.sendMotionCommand('R-2', { motion_command: 0, mode: 0 });
+    h.sim.control.setFaults({ errorRates: { 500: 1 }, scope: 'robots', targets: ['R-2'] });
+    try {
+      await step(['robot_command_queue'], []);
+    } finally {
+      h.sim.control.clearFaults();
+    }
+    await step(['robot_command_queue'], ['robot.command_queue.drained robot/R-2']);
+    await step(['robot_command_queue'], []);
+    const drained = seen.at(-1);
+    expect(drained?.data).toMatchObject({ previous: 4, current: 0 });
+  });
+
   it('upstream degraded and recovered from counting windows', async () => {
     const windowMs = h.windows.windowMs;
     // Start of a fresh window (plus a second), on the test clock.
@@ -227,8 +260,10 @@ describe('scripted scenario', () => {
 
   it('produced every type of the catalogue, each as a valid CloudEvent with a stable unique id', () => {
     const types = new Set(seen.map((event) => event.type));
-    // `receiver/…` events come from delivery, not from polling (see test/notifiers/delivery).
-    const polled = FLEET_EVENT_TYPES.filter((type) => catalogueEntry(type).subject !== 'receiver');
+    // `receiver/…` events come from delivery (see test/notifiers/delivery), `store/…` from the
+    // store guard (test/pollers/store-guard.test.ts), `incident/…` from operators: not from polling.
+    const notPolled = new Set(['receiver', 'store', 'incident']);
+    const polled = FLEET_EVENT_TYPES.filter((type) => !notPolled.has(catalogueEntry(type).subject));
     expect(polled.filter((type) => !types.has(type))).toEqual([]);
     for (const event of seen) {
       const parsed = anyFleetEventSchema.safeParse(event);

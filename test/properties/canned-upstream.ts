@@ -1,5 +1,5 @@
-import { upstreamSchema } from '../../src/config/schema.js';
 import { ApiTransport } from '../../src/upstream/api.js';
+import { upstreamSchema } from '../../src/upstream/config.js';
 import { HttpFleetClient } from '../../src/upstream/fleet-client.js';
 import { HttpClient, type HttpResponse } from '../../src/upstream/http.js';
 import { HttpRobotClient } from '../../src/upstream/robot-client.js';
@@ -30,7 +30,11 @@ const config = upstreamSchema.parse({
 export function cannedUpstream() {
   // Never sends anything: the transport above answers instead.
   const http = new HttpClient(config.http);
-  const api = new CannedTransport(http, { getToken: async () => 'token', invalidate: () => {} });
+  const api = new CannedTransport(http, {
+    getToken: async () => 'token',
+    invalidate: () => {},
+    expired: () => {},
+  });
   return {
     fleet: new HttpFleetClient({ config, api }),
     robots: new HttpRobotClient({ config, api }),

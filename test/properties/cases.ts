@@ -1,6 +1,7 @@
 import type fc from 'fast-check';
 import { CATALOGUE, type CatalogueEntry, EVENT, type FleetEventType } from '../../src/events/catalogue.js';
 import type { DetectorOptions } from '../../src/events/detector-options.js';
+import { robotCommandQueueDetector } from '../../src/events/detectors/robot-command-queue.js';
 import { CONFIG_PARTS, robotConfigDetector } from '../../src/events/detectors/robot-config.js';
 import { robotFeedbackDetector } from '../../src/events/detectors/robot-feedback.js';
 import { robotHealthDetector } from '../../src/events/detectors/robot-health.js';
@@ -10,12 +11,14 @@ import { upstreamHealthDetector } from '../../src/events/detectors/upstream-heal
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
 import { vehicleMembershipDetector } from '../../src/events/detectors/vehicle-membership.js';
 import { vehiclePowerDetector } from '../../src/events/detectors/vehicle-power.js';
-import { stableHash } from '../../src/events/stable-hash.js';
 import type { Detector, EventDraft } from '../../src/events/types.js';
+import { stableHash } from '../../src/lib/stable-hash.js';
 import { garbage } from './arbitraries.js';
 import {
+  commandQueueValue,
   configValue,
   feedbackValue,
+  invalidCommandQueue,
   invalidConfig,
   invalidFeedback,
   invalidLease,
@@ -196,6 +199,15 @@ export const CASES: readonly DetectorCase[] = [
         ),
       keyOf: (event) => String(event.data.part),
     },
+  },
+  {
+    name: 'robot-command-queue',
+    detector: robotCommandQueueDetector as AnyDetector,
+    types: [EVENT.robotCommandQueueBacklog, EVENT.robotCommandQueueDrained],
+    options: (all) => all.robotCommandQueue,
+    value: commandQueueValue,
+    invalid: invalidCommandQueue,
+    world: whole,
   },
   {
     name: 'upstream-health',

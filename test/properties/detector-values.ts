@@ -138,6 +138,15 @@ export const configValue = fc.record(
   { requiredKeys: [] },
 );
 
+/** A queue length: empty often (to drain), around the thresholds the properties draw, sometimes long. */
+export const commandQueueValue = fc.record({
+  length: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(0) },
+    { weight: 6, arbitrary: fc.integer({ min: 0, max: 12 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: 20_000 }) },
+  ),
+});
+
 /** A count as the client's own tally gives it, or a number no tally reaches. */
 const tally = (max: number) =>
   fc.oneof(
@@ -195,4 +204,10 @@ export const invalidConfig = fc.oneof(
 export const invalidWindow = fc.oneof(
   notRecord,
   fc.record({ requests: badCount, authFailures: fc.constant(100) }),
+);
+
+/** A length that is not a whole, non-negative, safe number. */
+export const invalidCommandQueue = fc.oneof(
+  notRecord,
+  fc.record({ length: fc.oneof(badCount, fc.constantFrom(2.5, -3, 2 ** 53)) }),
 );

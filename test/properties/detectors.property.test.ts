@@ -10,6 +10,7 @@ import {
   garbage,
   malformedObservation,
   successfulObservation,
+  wellFormedError,
 } from './arbitraries.js';
 import { CASES, type DetectorCase } from './cases.js';
 import { mutated, withExtremeNumber } from './mutate.js';
@@ -183,6 +184,29 @@ describe.each(CASES)('$name detector', (kase) => {
         },
       ),
       { numRuns: 60 },
+    );
+  });
+
+  it('never counts an access failure (no token, 401, 403) against the entity: nothing changes', () => {
+    fc.assert(
+      fc.property(
+        reachableState(kase),
+        wellFormedError.map((error) => ({ ...error, class: 'access' as const })),
+        anyAt,
+        anyNow,
+        detectorOptions().map(kase.options),
+        (previous, error, at, now, options) => {
+          const access = detect(
+            kase.detector,
+            previous,
+            { observation: { ok: false, at, error }, now },
+            options,
+          );
+          const nothing = detect(kase.detector, previous, { observation: {}, now }, options);
+          expect(access).toStrictEqual(nothing);
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 

@@ -7,7 +7,7 @@ import { CASES, type DetectorCase } from './cases.js';
 import { detect, initialState, reachableState, throughJson } from './run.js';
 
 /**
- * DESIGN.md, guarantee 2: a failed poll is not a state change. A failure may only feed the
+ * ARCHITECTURE.md, guarantee 2: a failed poll is not a state change. A failure may only feed the
  * reachability rules; a reading the detector cannot use is no observation at all.
  */
 

@@ -7,7 +7,7 @@ import type {
   PlatformFeedback,
   RobotEnvelope,
   RobotHealth,
-  RobotSummary,
+  RobotList,
   RobotUuidResponse,
 } from '../../src/upstream/schemas/robot.js';
 import { cannedUpstream } from './canned-upstream.js';
@@ -72,19 +72,32 @@ function listedIds(sent: unknown): string[] | undefined {
   });
 }
 
-const listRobots: Endpoint<RobotSummary[]> = {
+/**
+ * Element by element: every entry that names a device is a robot, in order; every entry that names
+ * none is rejected by itself (never the whole list).
+ */
+const listRobots: Endpoint<RobotList> = {
   name: 'GET /api/robots',
   call: (u) => u.robots.listRobots(),
   status: 200,
   valid: robotListBody,
-  problems: (value, sent) => [
-    ...differ(
-      'device ids',
-      value.map((robot) => robot.deviceId),
-      listedIds(sent),
-    ),
-    ...value.flatMap((robot, index) => (robot.deviceId === '' ? [`[${index}].deviceId empty`] : [])),
-  ],
+  problems: (value, sent) => {
+    const ids = listedIds(sent);
+    const rejected = value.rejected.map((element) => element.index);
+    return [
+      ...differ(
+        'device ids',
+        value.items.map((robot) => robot.deviceId),
+        ids?.filter((id) => id !== ''),
+      ),
+      ...differ(
+        'rejected entries',
+        rejected,
+        ids?.flatMap((id, index) => (id === '' ? [index] : [])),
+      ),
+      ...value.items.flatMap((robot, index) => (robot.deviceId === '' ? [`[${index}].deviceId empty`] : [])),
+    ];
+  },
 };
 
 const health: Endpoint<RobotHealth> = {

@@ -4,7 +4,7 @@ import { afterAll, describe } from 'vitest';
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
 import { vehicleMembershipDetector } from '../../src/events/detectors/vehicle-membership.js';
 import { vehiclePowerDetector } from '../../src/events/detectors/vehicle-power.js';
-import type { PowerStatus, VehicleSummary } from '../../src/upstream/schemas/v1.js';
+import type { PowerStatus, VehicleList, VehicleSummary } from '../../src/upstream/schemas/v1.js';
 import { T0 } from '../events/helpers.js';
 import { cannedUpstream } from './canned-upstream.js';
 import { type Endpoint, endpointProperties } from './endpoint-properties.js';
@@ -49,20 +49,47 @@ function summaryProblems(summary: VehicleSummary, index: number): string[] {
   return problems;
 }
 
-const listVehicles: Endpoint<VehicleSummary[]> = {
+/** What makes a list entry break the spec, judged by the spec's words, not by the client's schema. */
+function specProblems(entry: unknown): string[] {
+  if (!isRecord(entry)) return ['not an object'];
+  const problems: string[] = [];
+  if (typeof entry.id !== 'string' || entry.id === '') problems.push('id');
+  if (typeof entry.vpnConnected !== 'boolean') problems.push('vpnConnected');
+  if (
+    Object.hasOwn(entry, 'ipAddress') &&
+    !(typeof entry.ipAddress === 'string' && IPV4.test(entry.ipAddress))
+  )
+    problems.push('ipAddress');
+  return problems;
+}
+
+/**
+ * Element by element: every entry that follows the spec comes back with exactly its documented
+ * fields, in order; every one that does not is rejected by itself, with its id when it has one.
+ */
+const listVehicles: Endpoint<VehicleList> = {
   name: 'GET /v1/vehicles',
   call: (u) => u.fleet.listVehicles(),
   status: 200,
   valid: vehicleListBody,
   problems: (value, sent) => {
     const data = dataOf(sent);
-    const expected = Array.isArray(data)
-      ? data.map((entry) => documented(entry, V1_SUMMARY_KEYS))
-      : undefined;
-    if (!isDeepStrictEqual(value, expected)) return ['not the documented fields of the list sent'];
-    const problems = value.flatMap(summaryProblems);
-    const known = vehicleMembershipDetector(undefined, observed(value), context).state.known;
-    if (!value.every((summary) => known?.includes(summary.id)))
+    if (!Array.isArray(data)) return ['parsed although the body has no data array'];
+    const rejected = new Map(value.rejected.map((element) => [element.index, element]));
+    const expected = data.flatMap((entry, index) =>
+      rejected.has(index) ? [] : [documented(entry, V1_SUMMARY_KEYS)],
+    );
+    if (!isDeepStrictEqual(value.items, expected)) return ['not the documented fields of the list sent'];
+    const problems = value.items.flatMap(summaryProblems);
+    for (const [index, element] of rejected) {
+      const entry: unknown = data[index];
+      if (index >= data.length || specProblems(entry).length === 0) problems.push(`rejected [${index}]`);
+      const id = isRecord(entry) && typeof entry.id === 'string' && entry.id !== '' ? entry.id : undefined;
+      if (element.id !== id) problems.push(`[${index}] rejected without its id`);
+    }
+    if (data.length !== value.items.length + rejected.size) problems.push('entries lost');
+    const known = vehicleMembershipDetector(undefined, observed(value.items), context).state.known;
+    if (!value.items.every((summary) => known?.includes(summary.id)))
       problems.push('ids the membership detector misses');
     return problems;
   },

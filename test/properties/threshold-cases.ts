@@ -10,7 +10,7 @@ import type { AnyDetector } from './cases.js';
 import { timeline } from './run.js';
 
 /**
- * The four detectors built on the consecutive-threshold rule (DESIGN.md, guarantee 4), with
+ * The four detectors built on the consecutive-threshold rule (ARCHITECTURE.md, guarantee 4), with
  * observations labelled by construction: good and bad ones count towards resolving and firing,
  * neutral ones (failures that are not about reachability, unusable values, skipped windows, not
  * an observation at all) must count for nothing.

@@ -5,7 +5,7 @@ import { detect, throughJson } from './run.js';
 import { type LabelledStep, THRESHOLD_CASES, type ThresholdCase } from './threshold-cases.js';
 
 /**
- * DESIGN.md, guarantee 4 (flapping is not noise), against the rule as threshold.ts documents it:
+ * ARCHITECTURE.md, guarantee 4 (flapping is not noise), against the rule as threshold.ts documents it:
  * an incident fires after `failure_threshold` consecutive bad observations and resolves after
  * `success_threshold` consecutive good ones; a good one while healthy, or a bad one while alerting,
  * resets the opposing streak; neutral observations count for nothing. The firing event carries

@@ -1,8 +1,10 @@
 import { expect } from 'vitest';
 import type { FleetEvent } from '../../src/events/types.js';
+import { MuteMarks } from '../../src/notifiers/muting/mute-marks.js';
 import { readAllEvents } from '../support/scenario.js';
 import { orderProblems } from './delivery-order.js';
 import { type Drained, waitForDrain } from './drain.js';
+import { reorderedEvents } from './entity-order.js';
 import { describeLedger, type Ledger, reckon } from './ledger.js';
 import { type ResilienceRow, recordRow } from './report.js';
 import { RECEIVER, type Stack, type Survival } from './stack.js';
@@ -35,6 +37,8 @@ export interface Conclusion {
   survival: Survival;
   /** How the receiver's notifications were out of order (see delivery-order.ts); empty when in order. */
   order: string[];
+  /** Events that reached the receiver after a later event of their entity (entity-order.ts). */
+  reordered: string[];
   row: ResilienceRow;
 }
 
@@ -65,15 +69,24 @@ export async function conclude(stack: Stack, options: ConcludeOptions): Promise<
       : `delivery did not finish within ${seconds(timeoutMs)}: ${drained.pending}`,
   );
   const survival = await stack.finish();
+  const entries = await readAllEvents(stack.log);
+  const marks = await new MuteMarks({ redis: stack.admin, prefix: stack.prefix }).read(
+    entries.map(({ event }) => event.id),
+  );
   const ledger = reckon({
+    muted: new Map([...marks].map(([id, mark]) => [id, mark.reason])),
     expected: scenario.expected,
-    entries: await readAllEvents(stack.log),
+    entries,
     accepted: stack.receiver.accepted(),
     ...(options.tolerated ? { tolerated: options.tolerated } : {}),
   });
   const refused = stack.receiver.deliveries.length - ledger.requestsAccepted;
   if (refused > 0) notes.push(`${refused} requests answered with a failure by the receiver (the fault)`);
   if (drained.deadLetters > 0) notes.push(`${drained.deadLetters} dead letters left`);
+  if (ledger.muted.size > 0) {
+    const reasons = [...ledger.muted].map(([reason, n]) => `${reason} ×${n}`).join(', ');
+    notes.push(`kept out of notifications on purpose, as the rules say (not lost): ${reasons}`);
+  }
   if (ledger.tolerated.size > 0) {
     const types = [...ledger.tolerated].map(([type, n]) => `${type} ×${n}`).join(', ');
     notes.push(`events the fault itself caused (logged and delivered like any other): ${types}`);
@@ -90,6 +103,12 @@ export async function conclude(stack: Stack, options: ConcludeOptions): Promise<
       ? `delivered in order${options.replayed?.size ? ' (replayed dead letters at the end, by design)' : ''}`
       : `out of order: ${order.join('; ')}`,
   );
+  const reordered = reorderedEvents(entries, stack.receiver.accepted(), options.replayed);
+  notes.push(
+    reordered.length === 0
+      ? "every entity's events in the order they were committed"
+      : `events after a later one of their entity (${reordered.length}): ${reordered.slice(0, 10).join('; ')}`,
+  );
   const row: ResilienceRow = {
     order: options.order,
     scenario: options.scenario,
@@ -101,6 +120,7 @@ export async function conclude(stack: Stack, options: ConcludeOptions): Promise<
     requestsAccepted: ledger.requestsAccepted,
     lost: ledger.lost,
     duplicated: ledger.duplicated,
+    reordered: reordered.length,
     redelivered: ledger.redelivered.length,
     survived: survival.survived,
     survival: survival.text,
@@ -108,18 +128,19 @@ export async function conclude(stack: Stack, options: ConcludeOptions): Promise<
     durationMs: Date.now() - stack.startedAt,
   };
   recordRow(row);
-  return { ledger, drained, survival, order, row };
+  return { ledger, drained, survival, order, reordered, row };
 }
 
-/** The suite's acceptance: nothing lost, nothing doubled, nothing invented, every process alive. */
-export function expectNothingLost({ ledger, survival }: Conclusion): void {
+/** The suite's acceptance: nothing lost, doubled, reordered or invented; every process alive. */
+export function expectNothingLost({ ledger, survival, reordered }: Conclusion): void {
   expect({
     lost: ledger.lost,
     duplicated: ledger.duplicated,
+    reordered,
     invented: ledger.unexpected,
     findings: describeLedger(ledger).filter((line) => !line.startsWith('same notification')),
     survival: survival.survived ? 'survived' : survival.text,
-  }).toEqual({ lost: 0, duplicated: 0, invented: [], findings: [], survival: 'survived' });
+  }).toEqual({ lost: 0, duplicated: 0, reordered: [], invented: [], findings: [], survival: 'survived' });
 }
 
 function seconds(ms: number): string {

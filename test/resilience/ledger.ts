@@ -21,6 +21,8 @@ export interface LedgerInput {
    * making vehicles unreachable). They must still be delivered exactly once.
    */
   tolerated?: (event: FleetEvent) => boolean;
+  /** Logged event ids kept out of notifications on purpose (inhibited, silenced) → why. */
+  muted?: ReadonlyMap<string, string>;
 }
 
 export interface Ledger {
@@ -30,8 +32,10 @@ export interface Ledger {
   /** Expected keys the log holds fewer times than expected: `key (logged n of m)`. */
   unlogged: string[];
   unloggedCount: number;
-  /** Logged event ids the receiver never accepted. */
+  /** Logged event ids the receiver never accepted (those kept out on purpose excepted). */
   undelivered: string[];
+  /** Logged events kept out of notifications on purpose, by why (`inhibited`, `silenced`, …). */
+  muted: Map<string, number>;
   /** Expected keys logged more often than expected. */
   loggedTwice: string[];
   loggedTwiceCount: number;
@@ -51,7 +55,7 @@ export interface Ledger {
   duplicated: number;
 }
 
-export function reckon({ expected, entries, accepted, tolerated }: LedgerInput): Ledger {
+export function reckon({ expected, entries, accepted, tolerated, muted }: LedgerInput): Ledger {
   const logged = new Map<EventKey, number>();
   const idsLogged = new Map<string, number>();
   const unexpected: string[] = [];
@@ -100,7 +104,12 @@ export function reckon({ expected, entries, accepted, tolerated }: LedgerInput):
     .filter(([, notifications]) => notifications.size > 1)
     .map(([id, notifications]) => `${id} in ${[...notifications].join(', ')}`);
   const redelivered = [...acceptances].filter(([, n]) => n > 1).map(([id, n]) => `${id} ×${n}`);
-  const undelivered = [...idsLogged.keys()].filter((id) => !carriers.has(id));
+  const undelivered = [...idsLogged.keys()].filter((id) => !carriers.has(id) && !muted?.has(id));
+  const mutedReasons = new Map<string, number>();
+  for (const id of idsLogged.keys()) {
+    const reason = carriers.has(id) ? undefined : muted?.get(id);
+    if (reason) mutedReasons.set(reason, (mutedReasons.get(reason) ?? 0) + 1);
+  }
   const unknownDelivered = [...carriers.keys()].filter((id) => !idsLogged.has(id));
 
   return {
@@ -110,6 +119,7 @@ export function reckon({ expected, entries, accepted, tolerated }: LedgerInput):
     unlogged,
     unloggedCount,
     undelivered,
+    muted: mutedReasons,
     loggedTwice,
     loggedTwiceCount,
     sameIdLoggedTwice,

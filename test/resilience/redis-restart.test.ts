@@ -12,9 +12,10 @@ import { stackPerFile } from './stack.js';
  * The Redis keeps an append-only file fsynced before every reply, as a production Redis whose
  * state matters is run: it comes back with everything it acknowledged, and fleetwatch must then
  * lose and double nothing. (A Redis that comes back empty is another contract: fleetwatch survives
- * it and learns the fleet again as a silent baseline, but what changed while its memory was gone
- * and what was still on its way out cannot be reported. test/integration/redis-restart.test.ts
- * covers that.)
+ * it, says so once and carries the open incidents over, and learns the rest of the fleet again as
+ * a silent baseline, but what changed while its memory was gone and what was still on its way out
+ * cannot be reported. test/system/integration/redis-restart.test.ts and store-reset.test.ts cover
+ * that.)
  */
 
 const RESTARTS = Math.max(1, Number(process.env.RESILIENCE_REDIS_RESTARTS ?? 3));
@@ -67,8 +68,9 @@ describe.skipIf(!redisServerAvailable())('resilience: Redis killed and restarted
         `A private \`redis-server\` with an append-only file (\`appendfsync always\`) is SIGKILLed ${RESTARTS} ` +
         `times and started again on the same port after ${DOWN_MS / 1000} s, while 2 replicas run and ` +
         '12 vehicles and 4 robots keep changing, also while Redis is away. A Redis that comes back ' +
-        'empty is not counted here: fleetwatch survives it but can only relearn the fleet as a silent ' +
-        'baseline (see test/integration/redis-restart.test.ts).',
+        'empty is not counted here: fleetwatch survives it, says so once and carries the open incidents ' +
+        'over, but can only relearn the rest of the fleet as a silent baseline (see ' +
+        'test/system/integration/store-reset.test.ts).',
       faults: `${RESTARTS} Redis SIGKILLs + restarts (${DOWN_MS / 1000} s down each)`,
       changes: driver.changes,
       timeoutMs: 90_000,

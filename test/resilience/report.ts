@@ -32,6 +32,8 @@ export interface ResilienceRow {
   requestsAccepted: number;
   lost: number;
   duplicated: number;
+  /** Events the receiver got after a later event of the same entity and incident (entity-order.ts). */
+  reordered: number;
   /** Notifications accepted again under the same webhook-id (at least once; shown, not counted as duplicated). */
   redelivered: number;
   survived: boolean;
@@ -68,8 +70,8 @@ const cell = (text: string | number): string => String(text).replaceAll('|', '\\
 
 export function renderTable(rows: readonly ResilienceRow[]): string {
   const header =
-    '| scenario | faults injected | changes made | events logged | deliveries | lost | duplicated | survived |';
-  const rule = '|---|---|---:|---:|---|---:|---:|---|';
+    '| scenario | faults injected | changes made | events logged | deliveries | lost | duplicated | reordered | survived |';
+  const rule = '|---|---|---:|---:|---|---:|---:|---:|---|';
   const lines = rows.map((row) =>
     [
       row.scenario,
@@ -81,6 +83,7 @@ export function renderTable(rows: readonly ResilienceRow[]): string {
       row.redelivered > 0
         ? `${row.duplicated} (+${row.redelivered} redelivered under the same webhook-id)`
         : row.duplicated,
+      row.reordered,
       `${row.survived ? 'yes' : '**NO**'}: ${row.survival}`,
     ]
       .map(cell)
@@ -118,10 +121,16 @@ export function renderReport(rows: readonly ResilienceRow[], facts: RunFacts): s
     'every change from the simulator to the receiver. This file is written by the last run.',
     '',
     '- **lost**: changes with no event in the log, plus logged events the receiver never accepted.',
+    '  An event kept out of notifications on purpose (an inhibition rule, a silence) is not lost: the',
+    '  notes count them.',
     '- **duplicated**: changes logged more than once, plus events the receiver accepted in more than',
     '  one notification (distinct `webhook-id`s). A notification sent again under the same',
     '  `webhook-id` (at-least-once delivery; Standard Webhooks receivers drop the repeat) is shown',
     '  beside it as a redelivery, and explained under the notes.',
+    '- **reordered**: events the receiver first accepted after a later-committed event of the same',
+    '  entity and incident (a resolve before its fire) or, outside incidents, of the same entity and',
+    '  type (an older lease holder after a newer one). Events of different types travel in different',
+    '  notification groups, whose timers are their own, so their relative order is not promised.',
     '- **deliveries**: distinct event ids in the requests the receiver answered with 2xx; a request',
     '  carries one event (`application/cloudevents+json`) or a batch (`…-batch+json`).',
     '- **survived**: every fleetwatch process the scenario did not kill on purpose was still running',
@@ -148,9 +157,10 @@ export function renderReport(rows: readonly ResilienceRow[], facts: RunFacts): s
     '- Such a stalled delivery holds its receiver (one notification at a time, in order) until',
     "  BullMQ's lock has run out and its stalled check has seen it: 30 to 60 s with BullMQ's defaults",
     '  (lock 30 s, check every 30 s), which the config file does not change. Late, not lost.',
-    '- A Redis that comes back without its data is not counted: fleetwatch survives it and relearns',
-    '  the fleet as a silent baseline, but what changed while its memory was gone, and what was still',
-    '  on its way out, cannot be reported.',
+    '- A Redis that comes back without its data is not counted: fleetwatch survives it, says so once',
+    '  (`monitor.store.reset`), carries the open incidents over and relearns the rest of the fleet as a',
+    '  silent baseline, but what changed while its memory was gone, and what was still on its way',
+    '  out, cannot be reported (test/system/integration/store-reset.test.ts).',
     '',
     '## Notes',
     '',

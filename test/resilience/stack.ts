@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, type TestContext } from 'vitest';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { EventLog } from '../../src/store/event-log.js';
-import { newSecret } from '../notifiers/webhook/helpers.js';
+import { newSecret } from '../notifiers/receivers/webhook/helpers.js';
 import {
   type DaemonConfigOptions,
   type DaemonExit,

@@ -175,6 +175,9 @@ describe('resilience: upstream storms', () => {
         `malformed ×${faults.malformed}, tokens revoked ×${revoked}`,
       changes: driver.changes,
       tolerated: causedByStorm,
+      // A robot alert a storm raises waits for the gateway's window to be judged, at most
+      // `inhibit_max_wait` (1 m) from its time, before it is sent or kept out (Guarantee 11).
+      timeoutMs: 120_000,
       notes: [
         `changes made before the first storm ${changesBy.before}, during the storms ${changesBy.during}, ` +
           `in the calm between them ${changesBy.between}, after the last ${changesBy.after}`,

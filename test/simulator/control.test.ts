@@ -38,6 +38,31 @@ describe('simulator control API', () => {
     expect(list[0]).toEqual({ id: 'veh-0001', vpnConnected: false });
   });
 
+  it('sends list fields as given, for a malformed list element, until they are cleared', async () => {
+    const patched = await ctl('/vehicles/veh-0002', 'PATCH', { listFields: { ipAddress: null, extra: [1] } });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ id: 'veh-0002', listFields: { ipAddress: null, extra: [1] } });
+    const raw = (await call(`${sim.url}/v1/vehicles`, { token })).text;
+    expect(raw).toContain('"id":"veh-0002"');
+    expect(data<Array<Record<string, unknown>>>(await call(`${sim.url}/v1/vehicles`, { token }))[1]).toEqual({
+      id: 'veh-0002',
+      vpnConnected: expect.any(Boolean),
+      ipAddress: null,
+      extra: [1],
+    });
+    await ctl('/vehicles/veh-0002', 'PATCH', { listFields: null });
+    const again = data<Array<Record<string, unknown>>>(await call(`${sim.url}/v1/vehicles`, { token }))[1];
+    expect(again?.ipAddress === undefined || typeof again.ipAddress === 'string').toBe(true);
+    expect(again).not.toHaveProperty('extra');
+
+    await ctl('/robots/rb-0001', 'PATCH', { listFields: { device_id: null } });
+    const robots = data<Array<Record<string, unknown>>>(await call(`${sim.url}/api/robots`, { token }));
+    expect(robots[0]).toMatchObject({ device_id: null });
+    await ctl('/robots/rb-0001', 'PATCH', { listFields: null });
+    const restored = data<Array<Record<string, unknown>>>(await call(`${sim.url}/api/robots`, { token }));
+    expect(restored[0]).toMatchObject({ device_id: 'rb-0001' });
+  });
+
   it('rejects bad payloads with 400 and a message naming the field', async () => {
     for (const [path, method, body, field] of [
       ['/vehicles/veh-0001', 'PATCH', { vpnConnected: 'yes' }, 'vpnConnected'],
@@ -48,6 +73,13 @@ describe('simulator control API', () => {
       ['/vehicles/veh-0001', 'PATCH', { colour: 'red' }, 'colour'],
       ['/vehicles', 'POST', { vpnConnected: true }, 'id'],
       ['/robots/rb-0001', 'PATCH', { feedback: { cortexStatus: 9 } }, 'feedback.cortexStatus'],
+      ['/vehicles/veh-0001', 'PATCH', { listFields: [1] }, 'listFields'],
+      [
+        '/vehicles/veh-0001',
+        'PATCH',
+        { listFields: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`f${i}`, i])) },
+        'listFields',
+      ],
       ['/faults', 'PUT', { errorRates: { 200: 1 } }, 'errorRates'],
       ['/faults', 'PUT', { timeoutRate: 2 }, 'timeoutRate'],
       ['/faults', 'PUT', { scope: 'everything' }, 'scope'],

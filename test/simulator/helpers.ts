@@ -1,4 +1,4 @@
-import type { Simulator } from '../../src/simulator/index.js';
+import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 
 export interface Res {
   status: number;
@@ -74,3 +74,34 @@ export async function waitFor<T>(
 
 export type Envelope<T = unknown> = { status: string; message?: string; data: T };
 export const data = <T>(res: Res) => (res.body as Envelope<T>).data;
+
+/** The simulator's three robot-test clients: the demo client, `operator-b` (only `otherRobots`) and one forbidden. */
+export interface RobotTestTokens {
+  token: string;
+  other: string;
+  forbidden: string;
+}
+
+/** Starts a simulator of `robots` robots (no vehicles) with the robot-test clients, and gets their tokens. */
+export async function startRobotSimulator(
+  seed: number,
+  robots: number,
+  otherRobots: string[],
+): Promise<{ sim: Simulator; tokens: RobotTestTokens }> {
+  const sim = await startSimulator({
+    seed,
+    vehicles: 0,
+    robots,
+    clients: [
+      { id: 'fleetwatch-demo', secret: 'demo-secret' },
+      { id: 'operator-b', secret: 's', robots: otherRobots },
+      { id: 'banned', secret: 's', forbidden: true },
+    ],
+  });
+  const tokens = {
+    token: await getToken(sim),
+    other: await getToken(sim, 'operator-b', 's'),
+    forbidden: await getToken(sim, 'banned', 's'),
+  };
+  return { sim, tokens };
+}

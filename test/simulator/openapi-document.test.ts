@@ -2,9 +2,19 @@ import { readFile } from 'node:fs/promises';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { FLEET_OPERATIONS } from '../../src/upstream/operations/fleet.js';
+import { renderRobotsOpenApi } from '../../src/upstream/operations/openapi.js';
+import { ROBOT_OPERATIONS } from '../../src/upstream/operations/robot.js';
+import { pathOf } from '../../src/upstream/operations/types.js';
 
-const load = async (name: string) =>
-  parse(await readFile(new URL(`../../openapi/${name}`, import.meta.url), 'utf8')) as Record<string, unknown>;
+const text = (name: string) => readFile(new URL(`../../openapi/${name}`, import.meta.url), 'utf8');
+const load = async (name: string) => parse(await text(name)) as Record<string, unknown>;
+
+/** `METHOD path operationId` of every operation of a document. */
+const operationsOf = (doc: Doc) =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => `${method.toUpperCase()} ${path} ${op.operationId}`),
+  );
 
 type Doc = {
   openapi: string;
@@ -13,13 +23,15 @@ type Doc = {
   components: { securitySchemes: Record<string, { type: string; scheme: string }> };
 };
 
-describe('openapi/fleet-v1.yaml', () => {
+describe.each(['fleet-v1.yaml', 'auth.yaml', 'robots-v2.yaml'])('openapi/%s', (name) => {
   it('is a valid OpenAPI 3.0.3 document', async () => {
-    const result = await new Validator().validate(await load('fleet-v1.yaml'));
+    const result = await new Validator().validate(await load(name));
     expect(result.errors).toBeUndefined();
     expect(result.valid).toBe(true);
   });
+});
 
+describe('openapi/fleet-v1.yaml', () => {
   it('describes exactly the four /v1 operations with the spec error statuses', async () => {
     const doc = (await load('fleet-v1.yaml')) as unknown as Doc;
     expect(doc.openapi).toBe('3.0.3');
@@ -45,10 +57,25 @@ describe('openapi/fleet-v1.yaml', () => {
   });
 });
 
-describe('openapi/auth.yaml', () => {
-  it('is a valid OpenAPI 3.0.3 document', async () => {
-    const result = await new Validator().validate(await load('auth.yaml'));
-    expect(result.errors).toBeUndefined();
-    expect(result.valid).toBe(true);
+describe('openapi/fleet-v1.yaml and the /v1 rows of the operation table', () => {
+  it('agree on every operation: method, path and operation id', async () => {
+    const doc = (await load('fleet-v1.yaml')) as unknown as Doc;
+    expect(operationsOf(doc).sort()).toEqual(
+      FLEET_OPERATIONS.map((op) => `${op.method} ${pathOf(op)} ${op.id}`).sort(),
+    );
+  });
+});
+
+describe('openapi/robots-v2.yaml', () => {
+  it('is what the operation table renders (npm run generate:openapi)', async () => {
+    expect(await text('robots-v2.yaml')).toBe(renderRobotsOpenApi());
+  });
+
+  it('has exactly one operation per robot row, at its method and path', async () => {
+    const doc = (await load('robots-v2.yaml')) as unknown as Doc;
+    expect(doc.openapi).toBe('3.0.3');
+    expect(operationsOf(doc).sort()).toEqual(
+      ROBOT_OPERATIONS.map((op) => `${op.method} ${pathOf(op)} ${op.id}`).sort(),
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type Simulator, startSimulator } from '../../src/simulator/index.js';
-import { call, data, getToken, type Res } from './helpers.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { call, data, type Res, type RobotTestTokens, startRobotSimulator } from './helpers.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,19 +29,9 @@ describe('simulator robot API', () => {
   };
 
   beforeAll(async () => {
-    sim = await startSimulator({
-      seed: 3,
-      vehicles: 0,
-      robots: 4,
-      clients: [
-        { id: 'fleetwatch-demo', secret: 'demo-secret' },
-        { id: 'operator-b', secret: 's', robots: ['rb-0001', 'rb-0002'] },
-        { id: 'banned', secret: 's', forbidden: true },
-      ],
-    });
-    token = await getToken(sim);
-    other = await getToken(sim, 'operator-b', 's');
-    forbidden = await getToken(sim, 'banned', 's');
+    let tokens: RobotTestTokens;
+    ({ sim, tokens } = await startRobotSimulator(3, 4, ['rb-0001', 'rb-0002']));
+    ({ token, other, forbidden } = tokens);
     sim.control.updateRobot('rb-0001', { lease: null, activeSite: 'depot', loadedRoute: null });
   });
   afterAll(() => sim.close());

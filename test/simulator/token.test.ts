@@ -152,3 +152,65 @@ describe('simulator token lifetime', () => {
     );
   });
 });
+
+describe('simulator issuer options', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ vehicles: 1, robots: 0 });
+  });
+  afterAll(() => sim.close());
+  const issuer = (json?: unknown) =>
+    call(`${sim.url}/_sim/issuer`, json === undefined ? {} : { method: 'PATCH', json });
+
+  it('reads and changes the issuer over the control API; bad options are a 400 naming the field', async () => {
+    expect((await issuer()).body).toEqual({ tokenTtlSeconds: 3600, sendExpiresIn: true, jwt: false });
+    const changed = await issuer({ tokenTtlSeconds: 4, sendExpiresIn: false });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toEqual({ tokenTtlSeconds: 4, sendExpiresIn: false, jwt: false });
+    expect(sim.control.state().issuer).toEqual({ tokenTtlSeconds: 4, sendExpiresIn: false, jwt: false });
+    for (const [body, field] of [
+      [{ tokenTtlSeconds: 0 }, 'tokenTtlSeconds'],
+      [{ jwt: 'yes' }, 'jwt'],
+      [{ lifetime: 4 }, 'lifetime'],
+    ] as const) {
+      const res = await issuer(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((res.body as { error: string }).error).toContain(field);
+    }
+  });
+
+  it('leaves expires_in out when told to; the token still expires after its lifetime', async () => {
+    sim.control.updateIssuer({ tokenTtlSeconds: 0.5, sendExpiresIn: false, jwt: false });
+    const res = await tokenRequest(sim);
+    expect(res.body).toEqual({ access_token: expect.any(String), token_type: 'Bearer' });
+    const token = (res.body as { access_token: string }).access_token;
+    expect((await call(`${sim.url}/v1/vehicles`, { token })).status).toBe(200);
+    await waitFor(
+      async () => ((await call(`${sim.url}/v1/vehicles`, { token })).status === 401 ? true : undefined),
+      { timeoutMs: 3000, intervalMs: 50, what: 'token expiry' },
+    );
+  });
+
+  it('issues JWTs whose exp is when the simulator stops accepting them', async () => {
+    sim.control.updateIssuer({ tokenTtlSeconds: 2, sendExpiresIn: false, jwt: true });
+    const before = Date.now();
+    const res = await tokenRequest(sim);
+    const token = (res.body as { access_token: string }).access_token;
+    const parts = token.split('.');
+    expect(parts).toHaveLength(3);
+    const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as {
+      iat: number;
+      exp: number;
+      sub: string;
+    };
+    expect(claims.sub).toBe('fleetwatch-demo');
+    expect(Number.isInteger(claims.iat) && Number.isInteger(claims.exp)).toBe(true);
+    expect(claims.exp * 1000).toBeGreaterThan(before);
+    expect(claims.exp * 1000).toBeLessThanOrEqual(Date.now() + 2000);
+    await waitFor(
+      async () => ((await call(`${sim.url}/v1/vehicles`, { token })).status === 401 ? true : undefined),
+      { timeoutMs: 4000, intervalMs: 50, what: 'token expiry' },
+    );
+    expect(Date.now()).toBeGreaterThanOrEqual(claims.exp * 1000);
+  });
+});

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDraft } from '../../src/events/types.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import { EventLog, globToRegExp } from '../../src/store/event-log.js';
 import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
@@ -23,7 +23,7 @@ function setup(eventLogCap?: number) {
   const versions = new Map<string, number>();
   let second = 0;
   async function emit(kind: 'vehicle' | 'robot', id: string, ...types: string[]): Promise<string[]> {
-    const ref: SnapshotRef = { kind, id, signal: 's' };
+    const ref: SnapshotRef = { kind, id, facet: 's' };
     const version = versions.get(`${kind}/${id}`) ?? 0;
     const drafts: EventDraft[] = types.map((type) => ({ type, data: { severity: 'info' } }));
     second += 1;

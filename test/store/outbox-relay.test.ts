@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import { createEventsQueue, type EventsQueue } from '../../src/queues/events-queue.js';
 import { OutboxRelay, type OutboxRelayOptions } from '../../src/store/outbox-relay.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
@@ -50,7 +50,7 @@ function fixture(): Fixture {
         Array.from({ length: count }, () => {
           const id = `${tag}-${serial++}`;
           return {
-            ref: { kind: 'vehicle' as const, id, signal: 'list' },
+            ref: { kind: 'vehicle' as const, id, facet: 'list' },
             expectedVersion: 0,
             next: { state: { present: true }, observedAt: '2026-03-01T10:00:00.000Z' },
             drafts: [{ type: 'vehicle.discovered', data: { severity: 'info' as const, current: { id } } }],

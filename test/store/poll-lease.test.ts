@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import { type LeaseRef, PollLeases } from '../../src/store/poll-lease.js';
 import { connect, deletePrefixKeys, eventually, redisUrl, uniquePrefix } from '../support/redis.js';
 
@@ -9,7 +9,7 @@ let admin: Redis;
 let redis: Redis;
 let leases: PollLeases;
 
-const ref = (id: string): LeaseRef => ({ kind: 'vehicle', id, signal: 'power' });
+const ref = (id: string): LeaseRef => ({ kind: 'vehicle', id, scope: 'power' });
 
 beforeAll(async () => {
   admin = connect();

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDraft } from '../../src/events/types.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../../src/queues/connection.js';
+import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import { eventId, type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
 
@@ -10,8 +10,8 @@ let admin: Redis;
 let redis: Redis;
 let store: SnapshotStore;
 
-function vehicle(id: string, signal = 'power'): SnapshotRef {
-  return { kind: 'vehicle', id, signal };
+function vehicle(id: string, facet = 'power'): SnapshotRef {
+  return { kind: 'vehicle', id, facet };
 }
 
 function draft(type: string, current: unknown): EventDraft {
@@ -252,7 +252,7 @@ describe('SnapshotStore', () => {
     await store.commit(vehicle('V-idx-3', 'list'), 5, { state: 1, observedAt }, [], { index: 'add' });
     expect(await store.listIds('vehicle')).toEqual(['V-idx:2']);
     await expect(
-      store.commit({ kind: 'fleet', id: 'vehicle', signal: 'membership' }, 0, { state: [], observedAt }, [], {
+      store.commit({ kind: 'fleet', id: 'vehicle', facet: 'membership' }, 0, { state: [], observedAt }, [], {
         index: 'add',
       }),
     ).rejects.toThrow(/index/);
@@ -299,7 +299,7 @@ describe('SnapshotStore', () => {
   it('takes the subject from the draft on fleet refs and from the ref on entity refs', async () => {
     const observedAt = '2026-03-01T10:00:00.000Z';
     const membership = await store.commit(
-      { kind: 'fleet', id: 'vehicle', signal: 'membership' },
+      { kind: 'fleet', id: 'vehicle', facet: 'membership' },
       0,
       { state: { known: ['V-m1'] }, observedAt },
       [{ type: 'vehicle.discovered', data: { severity: 'info', vehicleId: 'V-m1' } }],
@@ -309,7 +309,7 @@ describe('SnapshotStore', () => {
       data: { vehicleId: 'V-m1' },
     });
     const robot = await store.commit(
-      { kind: 'robot', id: 'R-1', signal: 'lease' },
+      { kind: 'robot', id: 'R-1', facet: 'lease' },
       0,
       { state: 1, observedAt },
       [
@@ -325,11 +325,11 @@ describe('SnapshotStore', () => {
     });
     // A fleet-level draft that names no entity is a programming error, caught before Redis.
     await expect(
-      store.commit({ kind: 'fleet', id: 'robot', signal: 'membership' }, 0, { state: 1, observedAt }, [
+      store.commit({ kind: 'fleet', id: 'robot', facet: 'membership' }, 0, { state: 1, observedAt }, [
         { type: 'robot.discovered', data: { severity: 'info' } },
       ]),
     ).rejects.toThrow(/subject/);
-    expect((await store.read([{ kind: 'fleet', id: 'robot', signal: 'membership' }]))[0]?.version).toBe(0);
+    expect((await store.read([{ kind: 'fleet', id: 'robot', facet: 'membership' }]))[0]?.version).toBe(0);
   });
 
   it('touches seen / err / polled without a new version', async () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'vitest';
 import { stringify } from 'yaml';
 import type { PollerName } from '../../src/config/schema.js';
+import { POLLER_NAMES } from '../../src/pollers/registry.js';
 
 /**
  * `fleetwatch run` as a child process, the way an operator starts it: its own Node process, a
@@ -15,15 +16,8 @@ import type { PollerName } from '../../src/config/schema.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-const ALL_POLLERS: readonly PollerName[] = [
-  'vehicles',
-  'power',
-  'robots',
-  'robot_health',
-  'robot_feedback',
-  'robot_lease',
-  'robot_config',
-];
+/** The pollers `daemonConfig` runs at `interval`: all but `upstream`, which keeps its own interval. */
+export const FLEET_POLLERS: readonly PollerName[] = POLLER_NAMES.filter((name) => name !== 'upstream');
 
 export interface PollerSettings {
   enabled?: boolean;
@@ -59,7 +53,7 @@ export function daemonConfig(options: DaemonConfigOptions): Record<string, unkno
   const interval = options.interval ?? '1s';
   const batchSize = options.batchSize ?? 10;
   const pollers: Record<string, PollerSettings> = {};
-  for (const name of ALL_POLLERS) {
+  for (const name of FLEET_POLLERS) {
     const batched = name !== 'vehicles' && name !== 'robots';
     pollers[name] = {
       enabled: true,
@@ -100,6 +94,30 @@ export function daemonConfig(options: DaemonConfigOptions): Record<string, unkno
   return document;
 }
 
+/**
+ * `extra` sections that send every event to one webhook receiver, `ops`, at `url`: one group per
+ * incident, sent at once, at most one message a second per group, reminders every `repeat`.
+ */
+export function webhookNotifications(
+  url: string,
+  secret: string,
+  repeat: string,
+): Record<string, Record<string, unknown> | readonly unknown[]> {
+  return {
+    receivers: [{ kind: 'webhook', name: 'ops', url, secrets: [secret] }],
+    notifications: {
+      route: {
+        receiver: 'ops',
+        group_by: ['...'],
+        group_wait: '0s',
+        group_interval: '1s',
+        repeat_interval: repeat,
+        send_resolved: true,
+      },
+    },
+  };
+}
+
 const configDirs: string[] = [];
 
 /** Writes `daemonConfig(options)` to a fresh temporary file; `removeConfigFiles` deletes them. */
@@ -115,6 +133,22 @@ export function removeConfigFiles(): void {
   for (const dir of configDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
+/**
+ * What `promise` resolves to, or `'late'` once `ms` have passed: a wait with a bound, so that a test
+ * can say what did not happen instead of running into its own time-out.
+ */
+export async function within<T>(promise: Promise<T>, ms: number): Promise<T | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface DaemonExit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -123,6 +157,7 @@ export interface DaemonExit {
 }
 
 const MAX_KEPT_LINES = 4_000;
+const RUNNING = /"msg":"fleetwatch running"/;
 
 export class DaemonProcess {
   readonly name: string;
@@ -130,6 +165,13 @@ export class DaemonProcess {
   readonly startedAt = Date.now();
   /** Resolves when the process has exited (never rejects). */
   readonly exited: Promise<DaemonExit>;
+  /**
+   * Resolves once it has logged `fleetwatch running` (an info line: `logLevel: 'info'` or lower).
+   * Until then it may still be loading, before its SIGTERM handler is in place.
+   */
+  readonly whenRunning: Promise<void>;
+  #markRunning: () => void = () => {};
+  #isRunning = false;
   #exit: DaemonExit | undefined;
   #lines: string[] = [];
   #dropped = 0;
@@ -137,6 +179,9 @@ export class DaemonProcess {
 
   constructor(name: string, configFile: string, env: NodeJS.ProcessEnv = {}) {
     this.name = name;
+    this.whenRunning = new Promise((resolve) => {
+      this.#markRunning = resolve;
+    });
     const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...env };
     delete childEnv.FLEETWATCH_CONFIG;
     this.child = spawn(
@@ -197,17 +242,17 @@ export class DaemonProcess {
     return this.#lines.filter((line) => pattern.test(line));
   }
 
+  /** Whether it has logged `fleetwatch running` (see `whenRunning`). */
+  get isRunning(): boolean {
+    return this.#isRunning;
+  }
+
   /** SIGTERM, then waits for the exit; SIGKILLs and rejects when it takes longer than `timeoutMs`. */
   async stop(timeoutMs = 15_000): Promise<DaemonExit> {
     if (this.#exit) return this.#exit;
     this.#expectExit = true;
     this.child.kill('SIGTERM');
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), timeoutMs);
-    });
-    const outcome = await Promise.race([this.exited, late]);
-    clearTimeout(timer);
+    const outcome = await within(this.exited, timeoutMs);
     if (outcome === 'late') {
       this.child.kill('SIGKILL');
       await this.exited;
@@ -239,6 +284,10 @@ export class DaemonProcess {
   }
 
   #record(tag: string, line: string): void {
+    if (!this.#isRunning && RUNNING.test(line)) {
+      this.#isRunning = true;
+      this.#markRunning();
+    }
     const elapsed = ((Date.now() - this.startedAt) / 1000).toFixed(1).padStart(6);
     this.#lines.push(`[${this.name} +${elapsed}s ${tag}] ${line}`);
     if (this.#lines.length > MAX_KEPT_LINES) {
@@ -303,6 +352,19 @@ export class ReplicaSet {
     await daemon.kill();
     const [started] = this.start(1);
     return started!;
+  }
+
+  /**
+   * Resolves once every running replica has logged `fleetwatch running` (or exited); rejects
+   * naming the ones still loading after `timeoutMs`. Needs `logLevel: 'info'` or lower.
+   */
+  async waitUntilRunning(timeoutMs = 20_000): Promise<void> {
+    const replicas = this.running;
+    const settled = Promise.all(replicas.map((daemon) => Promise.race([daemon.whenRunning, daemon.exited])));
+    if ((await within(settled, timeoutMs)) === 'late') {
+      const loading = replicas.filter((daemon) => daemon.alive && !daemon.isRunning).map((d) => d.name);
+      throw new Error(`no "fleetwatch running" logged within ${timeoutMs} ms: ${loading.join(', ')}`);
+    }
   }
 
   /** SIGTERMs every running replica at once and waits; returns the exits in start order. */

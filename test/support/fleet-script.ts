@@ -43,6 +43,12 @@ export interface FleetScriptOptions {
    * the fault's.
    */
   robotHealth?: boolean;
+  /**
+   * Only changes whose values are never reused (default false): each vehicle's address and each
+   * robot's lease holder (`op-1`, `op-2`, …) move along a chain, so the order in which a receiver
+   * gets one entity's events can be checked value by value.
+   */
+  chains?: boolean;
 }
 
 /** What the test has told the simulator, and the next change for an entity with the event(s) it must cause. */
@@ -50,7 +56,9 @@ export class FleetScript {
   readonly vehicles = new Map<string, VehicleModel>();
   readonly robots = new Map<string, RobotModel>();
   readonly #robotHealth: boolean;
+  readonly #chains: boolean;
   #addresses = 0;
+  #holders = 0;
 
   constructor(
     readonly control: SimulatorControl,
@@ -59,6 +67,7 @@ export class FleetScript {
     options: FleetScriptOptions = {},
   ) {
     this.#robotHealth = options.robotHealth ?? true;
+    this.#chains = options.chains ?? false;
     for (const id of ids.vehicles) this.vehicles.set(id, { vpn: true, power: 'off' });
     for (const id of ids.robots)
       this.robots.set(id, { healthy: true, lease: null, driving: false, route: 1 });
@@ -81,7 +90,7 @@ export class FleetScript {
 
   #vehicleChange(id: string, model: VehicleModel): Change {
     const subject = vehicleSubject(id);
-    const kind = this.#pick(['vpn', 'ip', 'power'] as const);
+    const kind = this.#chains ? 'ip' : this.#pick(['vpn', 'ip', 'power'] as const);
     if (kind === 'vpn') {
       const vpn = !model.vpn;
       return {
@@ -118,6 +127,19 @@ export class FleetScript {
 
   #robotChange(id: string, model: RobotModel): Change | undefined {
     const subject = robotSubject(id);
+    if (this.#chains) {
+      this.#holders += 1;
+      const holder = `op-${this.#holders}`;
+      return {
+        entity: id,
+        label: `${id} lease ${holder}`,
+        apply: () => {
+          this.control.updateRobot(id, { lease: longLease(holder) });
+          model.lease = holder;
+        },
+        events: [{ type: 'robot.lease.changed', subject }],
+      };
+    }
     if (!model.healthy) {
       return {
         entity: id,

@@ -9,9 +9,9 @@ export function redisUrl(): string {
   return url;
 }
 
-/** A prefix no other test file (or run) shares: keys become `{t-<random>}:...`. */
-export function uniquePrefix(): string {
-  return `t-${randomBytes(5).toString('hex')}`;
+/** A prefix no other test file (or run) shares: keys become `{<start>-<random>}:...` (`t-` unless given). */
+export function uniquePrefix(start = 't'): string {
+  return `${start}-${randomBytes(5).toString('hex')}`;
 }
 
 /** A plain connection for assertions and setup; errors are swallowed (tests assert on results). */

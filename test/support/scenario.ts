@@ -1,9 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import type { PollerName } from '../../src/config/schema.js';
+import { createPollQueue } from '../../src/pollers/poll-queue.js';
 import { QUEUE_NAMES } from '../../src/queues/names.js';
 import type { SimulatorControl } from '../../src/simulator/index.js';
 import type { EventLog, EventLogEntry } from '../../src/store/event-log.js';
 import { decodeSegment, storeKeys } from '../../src/store/keys.js';
+import { FLEET_POLLERS } from './daemon-process.js';
 
 /**
  * Scripting changes against a running fleetwatch and awaiting their events in the event log.
@@ -117,10 +120,19 @@ export class Scenario {
   readonly steps: StepRecord[] = [];
   readonly #log: EventLog;
   readonly #stepTimeoutMs: number;
+  readonly #intervalMs: number;
 
-  constructor(log: EventLog, { stepTimeoutMs = 30_000 }: { stepTimeoutMs?: number } = {}) {
+  /**
+   * `intervalMs`: how often a wait reads the whole log (default 200 ms). A test whose log stays
+   * small reads it more often, so that each step ends soon after its events are logged.
+   */
+  constructor(
+    log: EventLog,
+    { stepTimeoutMs = 30_000, intervalMs = 200 }: { stepTimeoutMs?: number; intervalMs?: number } = {},
+  ) {
     this.#log = log;
     this.#stepTimeoutMs = stepTimeoutMs;
+    this.#intervalMs = intervalMs;
   }
 
   expect(events: readonly ExpectedEvent[]): void {
@@ -149,7 +161,7 @@ export class Scenario {
               .map((key) => `${key} (seen ${counts.get(key) ?? 0} of ${this.expected.get(key)})`)
               .join(', ');
       },
-      { timeoutMs: this.#stepTimeoutMs, ...options },
+      { timeoutMs: this.#stepTimeoutMs, intervalMs: this.#intervalMs, ...options },
     );
   }
 
@@ -249,7 +261,7 @@ export async function waitForMembershipBaseline(
 }
 
 export interface SnapshotBaseline {
-  /** id → signals with a snapshot. */
+  /** id → facets with a snapshot. */
   vehicles: Map<string, string[]>;
   robots: Map<string, string[]>;
 }
@@ -262,10 +274,10 @@ async function readSnapshots(redis: Redis, prefix: string): Promise<SnapshotBase
     ['robot', result.robots],
   ] as const) {
     for (const key of await scanKeys(redis, `${tag}:snap:${kind}:*`)) {
-      const [id, signal] = key.slice(`${tag}:snap:${kind}:`.length).split(':');
-      if (id === undefined || signal === undefined) continue;
+      const [id, facet] = key.slice(`${tag}:snap:${kind}:`.length).split(':');
+      if (id === undefined || facet === undefined) continue;
       const decoded = decodeSegment(id);
-      target.set(decoded, [...(target.get(decoded) ?? []), decodeSegment(signal)]);
+      target.set(decoded, [...(target.get(decoded) ?? []), decodeSegment(facet)]);
     }
   }
   return result;
@@ -273,8 +285,10 @@ async function readSnapshots(redis: Redis, prefix: string): Promise<SnapshotBase
 
 /**
  * Waits until every listed vehicle and robot has its per-entity snapshots (each entity as many
- * signals as the most complete one of its kind) and the set of snapshot keys has not changed for
+ * facets as the most complete one of its kind) and the set of snapshot keys has not changed for
  * `stableMs`. After that a change in the simulator is a change against a baseline, not part of it.
+ * Right after `waitForPollRound`, which has every entity polled, `stableMs: 0` checks the snapshots
+ * without waiting for the stable window.
  */
 export async function waitForEntityBaseline(
   redis: Redis,
@@ -293,7 +307,7 @@ export async function waitForEntityBaseline(
         ['vehicle', vehicles, seen.vehicles],
         ['robot', robots, seen.robots],
       ] as const) {
-        const most = Math.max(0, ...[...map.values()].map((signals) => signals.length));
+        const most = Math.max(0, ...[...map.values()].map((facets) => facets.length));
         const incomplete = ids.filter((id) => (map.get(id)?.length ?? 0) < Math.max(most, 1));
         if (incomplete.length > 0)
           problems.push(`${kind}s without all ${most} snapshots: ${incomplete.slice(0, 8).join(', ')}`);
@@ -309,6 +323,75 @@ export async function waitForEntityBaseline(
     },
     { timeoutMs, intervalMs: 250 },
   );
+}
+
+// --- poll rounds --------------------------------------------------------------------------------
+
+export interface PollRoundOptions extends WaitOptions {
+  /**
+   * The pollers that must finish a round (default: those `daemonConfig` runs at `intervalMs`).
+   * A per-entity poller with no entity to poll makes no jobs, so it never finishes one.
+   */
+  pollers?: readonly PollerName[];
+  /** Their interval (default 1 s, `daemonConfig`'s). */
+  intervalMs?: number;
+}
+
+/** How many of the newest completed poll jobs a probe reads: several rounds of a test fleet. */
+const COMPLETED_JOBS_READ = 200;
+
+/**
+ * Waits for a poll round that begins after the call: every poll job that existed at the call has
+ * finished, and each poller has completed every shard of a tick that started after it. From then
+ * on nothing polled before the call can still add an event, and the upstream's current state has
+ * been read once by every poller; a test judges the log then, instead of after a quiet period.
+ * The ticks are read from the BullMQ `poll` queue under `prefix` (finished jobs are kept an hour).
+ */
+export async function waitForPollRound(
+  redis: Redis,
+  prefix: string,
+  { pollers = FLEET_POLLERS, intervalMs = 1_000, ...options }: PollRoundOptions = {},
+): Promise<void> {
+  const since = Date.now();
+  const queue = createPollQueue({ connection: redis, prefix });
+  try {
+    await waitFor(
+      `a poll round of ${pollers.join(', ')} begun after the wait`,
+      () =>
+        Promise.all([
+          queue.getJobs(['active', 'waiting', 'delayed', 'prioritized'], 0, -1, true),
+          queue.getJobs(['completed'], 0, COMPLETED_JOBS_READ - 1, false),
+        ]),
+      ([unfinished, completed]) => {
+        const earlier = unfinished.filter((job) => job.timestamp < since).map((job) => job.id);
+        // `<poller> <tick>` → the shards of that tick completed, of how many (ticks begun since only)
+        const ticks = new Map<string, { poller: string; done: Set<number>; of: number }>();
+        for (const { data } of completed) {
+          if (data.tick * intervalMs < since) continue;
+          const key = `${data.poller} ${data.tick}`;
+          const tick = ticks.get(key) ?? { poller: data.poller, done: new Set<number>(), of: data.shards };
+          ticks.set(key, tick);
+          tick.done.add(data.shard);
+        }
+        const complete = new Set(
+          [...ticks.values()].filter((t) => t.done.size === t.of).map((t) => t.poller),
+        );
+        const behind = pollers.filter((poller) => !complete.has(poller));
+        const problems = [
+          ...(earlier.length === 0
+            ? []
+            : [
+                `${earlier.length} poll jobs from before still unfinished (${earlier.slice(0, 5).join(', ')})`,
+              ]),
+          ...(behind.length === 0 ? [] : [`no complete tick since of ${behind.join(', ')}`]),
+        ];
+        return problems.length === 0 ? undefined : problems.join('; ');
+      },
+      { timeoutMs: 30_000, ...options },
+    );
+  } finally {
+    await queue.close();
+  }
 }
 
 /**
@@ -347,7 +430,7 @@ export async function waitForHandOff(
       ];
       return problems.length === 0 ? undefined : problems.join('; ');
     },
-    { timeoutMs: 60_000, intervalMs: 500, ...options },
+    { timeoutMs: 60_000, ...options },
   );
   return { events: ids.length, ms: Date.now() - started };
 }

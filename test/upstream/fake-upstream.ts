@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type UpstreamConfig, upstreamSchema } from '../../src/config/schema.js';
+import { type UpstreamConfig, upstreamSchema } from '../../src/upstream/config.js';
 
 export interface Recorded {
   method: string;

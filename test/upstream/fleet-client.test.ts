@@ -63,10 +63,13 @@ describe('list_vehicles', () => {
         },
       ],
     ]);
-    await expect(upstream.fleet.listVehicles()).resolves.toEqual([
-      { id: 'v-1', ipAddress: '10.8.0.2', vpnConnected: true },
-      { id: 'v-2', vpnConnected: false },
-    ]);
+    await expect(upstream.fleet.listVehicles()).resolves.toEqual({
+      items: [
+        { id: 'v-1', ipAddress: '10.8.0.2', vpnConnected: true },
+        { id: 'v-2', vpnConnected: false },
+      ],
+      rejected: [],
+    });
     const [request] = fake.apiRequests();
     expect(request?.token).toBe(fake.issued[0]);
   });
@@ -93,27 +96,57 @@ describe('list_vehicles', () => {
     expect(fake.apiRequests().map((r) => r.token)).toEqual(fake.issued);
   });
 
-  it('bad ipv4 → InvalidPayloadError, not retried, body not quoted', async () => {
+  it('a vehicle with a bad ipv4 is rejected by itself, with its id; not retried, value not quoted', async () => {
     fake.sequence('GET', '/v1/vehicles', [
-      [200, { status: 'success', data: [{ id: 'v-1', ipAddress: '10.8.0.256', vpnConnected: true }] }],
+      [
+        200,
+        {
+          status: 'success',
+          data: [
+            { id: 'v-1', ipAddress: '10.8.0.256', vpnConnected: true },
+            { id: 'v-2', vpnConnected: true },
+          ],
+        },
+      ],
     ]);
-    const error = await failure(upstream.fleet.listVehicles());
+    const { items, rejected } = await upstream.fleet.listVehicles();
+    expect(items).toEqual([{ id: 'v-2', vpnConnected: true }]);
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]).toMatchObject({ index: 0, id: 'v-1' });
+    const error = rejected[0]!.error;
     expect(error).toBeInstanceOf(InvalidPayloadError);
-    expect(error.message).toContain('data.0.ipAddress');
+    expect(error).toMatchObject({ code: 'invalid_payload', operation: 'list_vehicles', target: 'v-1' });
+    expect(error.message).toContain('vehicle "v-1"');
+    expect(error.message).toContain('ipAddress');
     expect(error.message).not.toContain('10.8.0.256');
     expect(fake.count('GET', '/v1/vehicles')).toBe(1);
   });
 
   it.each([
+    ['ipAddress null', { id: 'v-9', ipAddress: null, vpnConnected: true }, 'v-9', 'ipAddress'],
+    ['missing vpnConnected', { id: 'v-9' }, 'v-9', 'vpnConnected'],
+    ['vpnConnected as string', { id: 'v-9', vpnConnected: 'yes' }, 'v-9', 'vpnConnected'],
+    ['no id', { vpnConnected: true }, undefined, 'id'],
+    ['an id that is a number', { id: 9, vpnConnected: true }, undefined, 'id'],
+    ['not an object', 'v-9', undefined, 'expected object'],
+  ])('an element with %s is rejected by itself, the others kept', async (_name, element, id, path) => {
+    const good = { id: 'v-1', vpnConnected: true };
+    fake.sequence('GET', '/v1/vehicles', [[200, { status: 'success', data: [good, element, good] }]]);
+    const { items, rejected } = await upstream.fleet.listVehicles();
+    expect(items).toEqual([good, good]);
+    expect(rejected.map(({ index, id }) => ({ index, id }))).toEqual([{ index: 1, id }]);
+    expect(rejected[0]?.error.message).toContain(path);
+    expect(rejected[0]?.error.message).toContain(
+      id === undefined ? 'vehicle list element 1' : `vehicle "${id}"`,
+    );
+  });
+
+  it.each([
     ['status "ok"', { status: 'ok', data: [] }, 'status'],
-    ['missing vpnConnected', { status: 'success', data: [{ id: 'v-1' }] }, 'vpnConnected'],
-    [
-      'vpnConnected as string',
-      { status: 'success', data: [{ id: 'v-1', vpnConnected: 'yes' }] },
-      'vpnConnected',
-    ],
     ['no data', { status: 'success' }, 'data'],
-  ])('%s → InvalidPayloadError', async (_name, body, path) => {
+    ['data that is not a list', { status: 'success', data: { id: 'v-1', vpnConnected: true } }, 'data'],
+    ['a bare list', [{ id: 'v-1', vpnConnected: true }], 'expected object'],
+  ])('%s: the envelope is wrong, so the whole list → InvalidPayloadError', async (_name, body, path) => {
     fake.sequence('GET', '/v1/vehicles', [[200, body]]);
     const error = await failure(upstream.fleet.listVehicles());
     expect(error).toBeInstanceOf(InvalidPayloadError);

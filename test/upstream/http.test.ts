@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
 import {
   createUpstream,
   InvalidPayloadError,
@@ -11,7 +12,7 @@ import {
   UpstreamTimeoutError,
 } from '../../src/upstream/index.js';
 import { VERSION } from '../../src/version.js';
-import { deferred, FakeUpstream, send, testConfig } from './fake-upstream.js';
+import { CLIENT_ID, CLIENT_SECRET, deferred, FakeUpstream, send, testConfig } from './fake-upstream.js';
 
 let fake: FakeUpstream;
 let upstream: Upstream | undefined;
@@ -74,10 +75,38 @@ describe('requests', () => {
     expect(fake.connections).toBe(warm);
   });
 
-  it('refuse oversized bodies', async () => {
+  it('refuse bodies over 16MiB by default, naming the setting', async () => {
     upstream = createUpstream({ config: testConfig(fake.url) });
     fake.sequence('GET', HEALTH, [[200, { status: 'ok', padding: 'x'.repeat(17 * 1024 * 1024) }]]);
-    expect(await failure(upstream.robots.health('d'))).toBeInstanceOf(InvalidPayloadError);
+    const error = await failure(upstream.robots.health('d'));
+    expect(error).toBeInstanceOf(InvalidPayloadError);
+    expect(error.message).toContain('response body larger than 16MiB (upstream.http.max_response_size)');
+  });
+
+  it('refuse bodies over upstream.http.max_response_size as the config file sets it', async () => {
+    const config = parseConfig(
+      `upstream:
+  base_url: ${fake.url}
+  robot_base_url: ${fake.url}
+  auth_url: ${fake.url}
+  client_id: ${CLIENT_ID}
+  client_secret: ${CLIENT_SECRET}
+  http: { max_response_size: 4KiB, retries: 0 }
+`,
+      'fleetwatch.yaml',
+      {},
+    );
+    expect(config.upstream.http.max_response_size).toBe(4_096);
+    upstream = createUpstream({ config: config.upstream });
+    fake.sequence('GET', HEALTH, [
+      [200, { status: 'ok', padding: 'x'.repeat(3_000) }],
+      [200, { status: 'ok', padding: 'x'.repeat(5_000) }],
+    ]);
+    await upstream.robots.health('d');
+    const error = await failure(upstream.robots.health('d'));
+    expect(error).toBeInstanceOf(InvalidPayloadError);
+    expect(error.code).toBe('invalid_payload');
+    expect(error.message).toContain('response body larger than 4KiB (upstream.http.max_response_size)');
   });
 });
 

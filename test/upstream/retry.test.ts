@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseRetryAfter } from '../../src/lib/retry-after.js';
 import {
   backoffDelay,
   createUpstream,
-  parseRetryAfter,
   type RetryPolicy,
   retryDelay,
   ServiceUnavailableError,

@@ -87,12 +87,27 @@ describe('listRobots', () => {
     ['an empty list', [], []],
   ])('accepts %s', async (_name, body, expected) => {
     fake.sequence('GET', '/api/robots', [[200, body]]);
-    await expect(robots.listRobots()).resolves.toEqual(expected);
+    await expect(robots.listRobots()).resolves.toEqual({ items: expected, rejected: [] });
+  });
+
+  it('rejects an entry that names no device by itself, and keeps the others', async () => {
+    fake.sequence('GET', '/api/robots', [
+      [200, { data: ['r1', { name: 'anonymous' }, { device_id: null, id: 'r3' }, 7.5, ''] }],
+    ]);
+    const { items, rejected } = await robots.listRobots();
+    expect(items.map((robot) => robot.deviceId)).toEqual(['r1', 'r3']);
+    expect(rejected.map(({ index, id }) => ({ index, id }))).toEqual([
+      { index: 1, id: undefined },
+      { index: 3, id: undefined },
+      { index: 4, id: undefined },
+    ]);
+    expect(rejected[0]?.error).toBeInstanceOf(InvalidPayloadError);
+    expect(rejected[0]?.error.message).toContain('robot list element 1');
+    expect(rejected[0]?.error.message).toContain('no device_id, deviceId or id');
   });
 
   it.each([
     ['an object without a list', { data: { count: 2 } }],
-    ['an entry without an id', [{ name: 'anonymous' }]],
     ['a number', 42],
   ])('rejects %s → InvalidPayloadError', async (_name, body) => {
     fake.sequence('GET', '/api/robots', [[200, body]]);
@@ -103,7 +118,7 @@ describe('listRobots', () => {
 
   it('is retried on 503', async () => {
     fake.sequence('GET', '/api/robots', [[503], [200, ['r1']]]);
-    await expect(robots.listRobots()).resolves.toHaveLength(1);
+    expect((await robots.listRobots()).items).toHaveLength(1);
     expect(fake.count('GET', '/api/robots')).toBe(2);
   });
 });
@@ -421,5 +436,26 @@ describe('every robot-level endpoint', () => {
     );
     const tested = new Set(ENDPOINTS.map(([name]) => name.replace(/\(.*\)$/, '')));
     expect(methods.filter((name) => !tested.has(name))).toEqual([]);
+  });
+});
+
+describe('the request observer', () => {
+  it('is told which sendings of a call are retries', async () => {
+    const seen: Array<{ operation: string; status: unknown; retry?: boolean }> = [];
+    const observed = createUpstream({
+      config: testConfig(fake.url, { http: { retries: RETRIES } }),
+      observer: { request: ({ operation, status, retry }) => seen.push({ operation, status, retry }) },
+    });
+    try {
+      fake.sequence('GET', `${DEV}/health`, [[503], [503], [200, { status: 'ok' }]]);
+      await expect(observed.robots.health('dev-1')).resolves.toEqual({ status: 'ok' });
+      expect(seen.filter((info) => info.operation === 'robot.health')).toEqual([
+        { operation: 'robot.health', status: 503, retry: undefined },
+        { operation: 'robot.health', status: 503, retry: true },
+        { operation: 'robot.health', status: 200, retry: true },
+      ]);
+    } finally {
+      await observed.close();
+    }
   });
 });

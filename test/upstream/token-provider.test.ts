@@ -1,3 +1,6 @@
+import type { ServerResponse } from 'node:http';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REDACTED, secrets } from '../../src/log/secrets.js';
 import {
@@ -6,6 +9,7 @@ import {
   ForbiddenError,
   InternalServerError,
   InvalidPayloadError,
+  type RequestInfo,
   UnauthorizedError,
   type Upstream,
   type UpstreamError,
@@ -15,11 +19,26 @@ import { CLIENT_ID, CLIENT_SECRET, deferred, FakeUpstream, send, testConfig } fr
 let fake: FakeUpstream;
 let upstream: Upstream;
 let clock: number;
+let logged: Array<Record<string, unknown>>;
+let exchanges: RequestInfo[];
 
 const LIST = { status: 'success', data: [] };
 
 function start(overrides: Parameters<typeof testConfig>[1] = {}) {
-  upstream = createUpstream({ config: testConfig(fake.url, overrides), now: () => clock });
+  logged = [];
+  exchanges = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) logged.push(JSON.parse(line));
+      done();
+    },
+  });
+  upstream = createUpstream({
+    config: testConfig(fake.url, overrides),
+    now: () => clock,
+    logger: pino({ level: 'info' }, stream),
+    observer: { request: (info) => exchanges.push(info) },
+  });
 }
 
 beforeEach(async () => {
@@ -164,7 +183,7 @@ describe('401 from the API', () => {
     fake.on('GET', '/v1/vehicles', (request, response) =>
       request.token === fake.issued[0] ? send(response, 401) : send(response, 200, LIST),
     );
-    await expect(upstream.fleet.listVehicles()).resolves.toEqual([]);
+    await expect(upstream.fleet.listVehicles()).resolves.toEqual({ items: [], rejected: [] });
     expect(fake.tokenRequests).toHaveLength(2);
     expect(fake.apiRequests().map((r) => r.token)).toEqual([fake.issued[0], fake.issued[1]]);
   });
@@ -237,7 +256,7 @@ describe('token issuer errors', () => {
     fake.on('POST', '/oauth/token', (_r, response) =>
       calls++ < 2 ? send(response, 503) : fake.issueToken(response),
     );
-    await expect(upstream.fleet.listVehicles()).resolves.toEqual([]);
+    await expect(upstream.fleet.listVehicles()).resolves.toEqual({ items: [], rejected: [] });
     expect(fake.tokenRequests).toHaveLength(3);
   });
 
@@ -283,5 +302,132 @@ describe('token issuer errors', () => {
     const token = await patient;
     expect(token).toBe(fake.issued[0]);
     expect(fake.tokenRequests).toHaveLength(1);
+  });
+});
+
+describe('token lifetime without expires_in', () => {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  /** Issues a JWT with these claims (and no expires_in), recorded like the fake's own tokens. */
+  const issueJwt = (response: ServerResponse, claims: Record<string, unknown>, extra = {}) => {
+    const token = `${part({ alg: 'HS256' })}.${part({ ...claims, n: fake.issued.length })}.c2ln`;
+    fake.issued.push(token);
+    send(response, 200, { access_token: token, token_type: 'Bearer', ...extra });
+  };
+  const learnt = () => logged.filter((line) => String(line.msg).includes('seem to last'));
+  /** The fake API refuses a token once it is `lifetimeMs` old on the test clock. */
+  function expiringTokens(lifetimeMs: number, extra: Record<string, unknown> = {}) {
+    const born = new Map<string, number>();
+    fake.on('POST', '/oauth/token', (_r, response) => {
+      born.set(fake.issueToken(response, extra), clock);
+    });
+    fake.on('GET', '/v1/vehicles', (request, response) =>
+      clock - (born.get(request.token ?? '') ?? Number.NEGATIVE_INFINITY) >= lifetimeMs
+        ? send(response, 401)
+        : send(response, 200, LIST),
+    );
+  }
+
+  it('uses the JWT exp claim', async () => {
+    fake.on('POST', '/oauth/token', (_r, response) => issueJwt(response, { exp: clock / 1000 + 120 }));
+    const first = await upstream.tokens.getToken();
+    clock += 59_000; // refresh_before 60 s, but at most half of the 120 s lifetime early
+    expect(await upstream.tokens.getToken()).toBe(first);
+    clock += 2_000;
+    expect(await upstream.tokens.getToken()).not.toBe(first);
+    expect(fake.tokenRequests).toHaveLength(2);
+  });
+
+  it('prefers expires_in to exp, and ignores an exp in the past', async () => {
+    let calls = 0;
+    fake.on('POST', '/oauth/token', (_r, response) =>
+      calls++ === 0
+        ? issueJwt(response, { exp: clock / 1000 + 10 }, { expires_in: 600 })
+        : issueJwt(response, { exp: clock / 1000 - 10 }),
+    );
+    const first = await upstream.tokens.getToken();
+    clock += 200_000; // past exp, well inside expires_in
+    expect(await upstream.tokens.getToken()).toBe(first);
+    clock += 400_000;
+    const second = await upstream.tokens.getToken();
+    expect(second).not.toBe(first);
+    // Its exp is in the past: default_ttl (1 h) applies.
+    clock += 3_000_000;
+    expect(await upstream.tokens.getToken()).toBe(second);
+  });
+
+  it('learns a shorter lifetime from a 401 that a fresh token recovered, says so once, and renews ahead of it', async () => {
+    expiringTokens(4_000);
+    await upstream.fleet.listVehicles();
+    clock += 4_500;
+    await upstream.fleet.listVehicles(); // refused, renewed, accepted
+    expect(fake.tokenRequests).toHaveLength(2);
+    expect(learnt()).toHaveLength(1);
+    expect(learnt()[0]).toMatchObject({
+      level: 30,
+      lifetimeMs: 4_500,
+      renewAfterMs: 2_250,
+      msg: "the token issuer's tokens seem to last about 4.5s; fleetwatch now renews them after 2.3s",
+    });
+    // The token that replaced the refused one is renewed on the new rule too: 2.25 s after it came.
+    clock += 2_000;
+    await upstream.fleet.listVehicles();
+    expect(fake.tokenRequests).toHaveLength(2);
+    clock += 500;
+    await upstream.fleet.listVehicles();
+    expect(fake.tokenRequests).toHaveLength(3);
+    for (let i = 0; i < 20; i += 1) {
+      clock += 700;
+      await upstream.fleet.listVehicles();
+    }
+    const statuses = exchanges.filter((e) => e.operation === 'list_vehicles');
+    expect(statuses.filter((e) => e.status === 401)).toHaveLength(1);
+    expect(learnt()).toHaveLength(1);
+  });
+
+  it('tells the observer which sending a 401 answered: the first is not final, the renewed one is', async () => {
+    expiringTokens(4_000);
+    await upstream.fleet.listVehicles();
+    clock += 5_000;
+    await upstream.fleet.listVehicles();
+    const list = exchanges.filter((e) => e.operation === 'list_vehicles');
+    expect(list.map((e) => [e.status, e.auth])).toEqual([
+      [200, 'first'],
+      [401, 'first'],
+      [200, 'renewed'],
+    ]);
+    expect(exchanges.filter((e) => e.operation === 'oauth_token').every((e) => e.auth === undefined)).toBe(
+      true,
+    );
+  });
+
+  it('a 401 that the fresh token does not recover teaches nothing', async () => {
+    fake.on('POST', '/oauth/token', (_r, response) => fake.issueToken(response, {}));
+    fake.on('GET', '/v1/vehicles', (_r, response) => send(response, 401));
+    await upstream.tokens.getToken();
+    clock += 4_000;
+    expect(await failure(upstream.fleet.listVehicles())).toBeInstanceOf(UnauthorizedError);
+    expect(learnt()).toHaveLength(0);
+    const current = await upstream.tokens.getToken();
+    clock += 30 * 60_000; // still inside the default hour
+    expect(await upstream.tokens.getToken()).toBe(current);
+  });
+
+  it('does not second-guess a lifetime the issuer stated', async () => {
+    expiringTokens(4_000, { expires_in: 3_600 });
+    await upstream.fleet.listVehicles();
+    clock += 4_500;
+    await upstream.fleet.listVehicles();
+    expect(learnt()).toHaveLength(0);
+    const current = await upstream.tokens.getToken();
+    clock += 30 * 60_000;
+    expect(await upstream.tokens.getToken()).toBe(current);
+  });
+
+  it('never assumes less than a second', async () => {
+    expiringTokens(200);
+    await upstream.fleet.listVehicles();
+    clock += 300;
+    await upstream.fleet.listVehicles();
+    expect(learnt()[0]).toMatchObject({ lifetimeMs: 1_000, renewAfterMs: 500 });
   });
 });

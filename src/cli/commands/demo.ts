@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { DemoRedisError, runDemo } from '../../demo/index.js';
 import { createLogger } from '../../log/logger.js';
-import { portArgument, positiveIntegerArgument } from '../arguments.js';
+import { countArgument, portArgument, seedArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CommandError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -28,9 +28,9 @@ export function registerDemoCommand(
     .command('demo')
     .description('watch a simulated fleet: simulator, monitor and a console receiver in one process')
     .option('--port <port>', 'simulator port (a free one when it is taken; 0 picks one)', portArgument, 8080)
-    .option('--vehicles <n>', 'number of simulated vehicles (at least 2)', positiveIntegerArgument, 12)
-    .option('--robots <n>', 'number of simulated robots', positiveIntegerArgument, 4)
-    .option('--seed <n>', 'seed of the simulated fleet', positiveIntegerArgument, 7)
+    .option('--vehicles <n>', 'number of simulated vehicles (2 to 1000)', countArgument(2, 1_000), 12)
+    .option('--robots <n>', 'number of simulated robots (0 to 1000)', countArgument(0, 1_000), 4)
+    .option('--seed <n>', 'seed of the simulated fleet', seedArgument, 7)
     .option('--no-script', 'skip the scripted power-on, robot outage and VPN flap at the start')
     .addHelpText(
       'after',
@@ -39,7 +39,12 @@ export function registerDemoCommand(
         "fleetwatch's own log lines go to stderr, errors only unless --log-level says otherwise (e.g. --log-level warn).",
     )
     .action(async (options: DemoCommandOptions) => {
-      if (options.vehicles < 2) throw new CommandError('--vehicles must be at least 2', ExitCode.usage);
+      if (options.script && options.robots < 1) {
+        throw new CommandError(
+          '--robots: the script takes a robot down; give 1 or more, or --no-script',
+          ExitCode.usage,
+        );
+      }
       const { io } = context;
       const logLevel = globals().logLevel ?? 'error';
       try {

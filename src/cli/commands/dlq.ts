@@ -6,11 +6,12 @@ import {
   DeadLetters,
   receiversWithDeadLetters,
 } from '../../notifiers/delivery/dead-letters.js';
-import { ReceiverSwitch } from '../../notifiers/delivery/receiver-switch.js';
+import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
+import { ReceiverHolds } from '../../notifiers/delivery/holds.js';
 import type { CliContext } from '../context.js';
 import { CommandError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
-import { renderTable, writeJson, writeLine } from '../io.js';
+import { printList, writeLine } from '../io.js';
 
 /**
  * `fleetwatch dlq`: the dead letters — notifications delivery gave up on (attempts used up,
@@ -30,29 +31,19 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
     .action(async (options: { receiver?: string; json?: boolean }) => {
       await withDelivery(context, async ({ deadLetters }) => {
         const letters = await deadLetters.list({ receiver: options.receiver });
-        if (options.json) {
-          writeJson(context.io.stdout, letters);
-          return;
-        }
-        if (letters.length === 0) {
-          writeLine(context.io.stdout, 'no dead letters');
-          return;
-        }
-        writeLine(
-          context.io.stdout,
-          renderTable(
-            ['ID', 'RECEIVER', 'FAILED AT', 'ATTEMPTS', 'EVENTS', 'FIRST EVENT', 'REASON'],
-            letters.map((letter) => [
-              letter.id,
-              letter.receiver,
-              letter.failedAt ?? '-',
-              String(letter.attempts),
-              String(letter.events),
-              firstEvent(letter),
-              letter.reason,
-            ]),
-          ),
-        );
+        printList(context.io, options.json, letters, {
+          headers: ['ID', 'RECEIVER', 'FAILED AT', 'ATTEMPTS', 'EVENTS', 'FIRST EVENT', 'REASON'],
+          row: (letter) => [
+            letter.id,
+            letter.receiver,
+            letter.failedAt ?? '-',
+            String(letter.attempts),
+            String(letter.events),
+            firstEvent(letter),
+            letter.reason,
+          ],
+          empty: 'no dead letters',
+        });
       });
     });
 
@@ -121,9 +112,10 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
 export interface DeliveryTools {
   redis: Redis;
   deadLetters: DeadLetters;
-  switches: ReceiverSwitch;
+  disabledReceivers: DisabledReceivers;
+  holds: ReceiverHolds;
   /** Receivers of the config. */
-  configured: readonly { name: string; kind: string }[];
+  configured: readonly { name: string; kind: string; max_hold: number }[];
 }
 
 /** Connects to Redis and hands over the dead letters (of configured receivers and of any left over). */
@@ -134,13 +126,14 @@ export async function withDelivery(
   try {
     await context.withRedis(async (redis, config) => {
       const prefix = config.redis.prefix;
-      const configured = config.receivers.map((receiver) => ({ name: receiver.name, kind: receiver.kind }));
+      const configured = config.receivers.map(({ name, kind, max_hold }) => ({ name, kind, max_hold }));
       const leftOver = await receiversWithDeadLetters(redis, prefix);
       const receivers = [...new Set([...configured.map((receiver) => receiver.name), ...leftOver])];
-      const switches = new ReceiverSwitch({ redis, prefix });
-      const deadLetters = new DeadLetters({ connection: redis, prefix, receivers, switches });
+      const disabledReceivers = new DisabledReceivers({ redis, prefix });
+      const deadLetters = new DeadLetters({ connection: redis, prefix, receivers, disabledReceivers });
       try {
-        await use({ redis, deadLetters, switches, configured });
+        const holds = new ReceiverHolds({ redis, prefix });
+        await use({ redis, deadLetters, disabledReceivers, holds, configured });
       } finally {
         await deadLetters.close();
       }

@@ -9,6 +9,7 @@ import { durationArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { writeJson, writeLine } from '../io.js';
+import { addReadCommand } from '../read-command.js';
 import { describeAge, describeElapsed } from '../time.js';
 
 interface RequestOptions {
@@ -21,16 +22,17 @@ interface RequestOptions {
 export function registerPowerCommand(program: Command, context: CliContext): void {
   const power = program.command('power').description("read or change a vehicle's power state");
 
-  power
-    .command('status')
-    .description('show the most recently reported power state and any pending command')
-    .argument('<vehicleId>', 'vehicle id as listed by `fleetwatch vehicles`')
-    .option('--json', 'print the status as JSON')
-    .action(async (vehicleId: string, options: { json?: boolean }) => {
-      const status = await context.upstream().fleet.getPowerStatus(vehicleId, { signal: context.io.signal });
-      if (options.json) return writeJson(context.io.stdout, { vehicleId, ...status });
-      writeLine(context.io.stdout, describeStatus(vehicleId, status));
-    });
+  addReadCommand(power, context, {
+    name: 'status',
+    description: 'show the most recently reported power state and any pending command',
+    args: [['vehicleId', 'vehicle id as listed by `fleetwatch vehicles`']],
+    jsonHelp: 'print the status as JSON',
+    read: ([vehicleId = ''], signal) => context.upstream().fleet.getPowerStatus(vehicleId, { signal }),
+    view: ([vehicleId = '']) => ({
+      json: (status) => ({ vehicleId, ...status }),
+      text: (status) => describeStatus(vehicleId, status),
+    }),
+  });
 
   for (const target of ['on', 'off'] as const) {
     power
@@ -38,8 +40,18 @@ export function registerPowerCommand(program: Command, context: CliContext): voi
       .description(`request power ${target}; with --wait, wait until the vehicle reports ${target}`)
       .argument('<vehicleId>', 'vehicle id as listed by `fleetwatch vehicles`')
       .option('--wait', `poll power status until the vehicle reports ${target} with nothing pending`)
-      .option('--timeout <duration>', 'how long --wait waits', durationArgument, 5 * 60_000)
-      .option('--interval <duration>', 'how often --wait polls', durationArgument, 2_000)
+      .option(
+        '--timeout <duration>',
+        'how long --wait waits (100ms to 1h)',
+        durationArgument(100, 3_600_000),
+        5 * 60_000,
+      )
+      .option(
+        '--interval <duration>',
+        'how often --wait polls (10ms to 1m)',
+        durationArgument(250, 60_000),
+        2_000,
+      )
       .option('--json', 'print the outcome as JSON')
       .addHelpText(
         'after',

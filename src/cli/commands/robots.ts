@@ -1,82 +1,76 @@
 import type { Command } from 'commander';
 import { NAV_GOAL_STATUS, type PlatformFeedback } from '../../upstream/schemas/robot.js';
 import type { CliContext } from '../context.js';
-import { renderTable, writeJson, writeLine } from '../io.js';
+import { addListCommand, addReadCommand } from '../read-command.js';
 import { describeAge, describeElapsed } from '../time.js';
 
+const DEVICE_ID = ['deviceId', 'device id as listed by `fleetwatch robots`'] as const;
+
 export function registerRobotCommands(program: Command, context: CliContext): void {
-  program
-    .command('robots')
-    .description('list the robots (device ids) this client may access')
-    .option('--json', 'print the list as JSON')
-    .action(async (options: { json?: boolean }) => {
-      const robots = await context.upstream().robots.listRobots({ signal: context.io.signal });
-      const { stdout } = context.io;
-      if (options.json) {
-        return writeJson(
-          stdout,
-          robots.map(({ deviceId, name }) => ({ deviceId, ...(name === undefined ? {} : { name }) })),
-        );
-      }
-      if (robots.length === 0) return writeLine(stdout, 'no robots are granted to this client');
-      writeLine(
-        stdout,
-        renderTable(
-          ['DEVICE', 'NAME'],
-          robots.map((robot) => [robot.deviceId, robot.name ?? '-']),
-        ),
-      );
-      writeLine(stdout, `\n${robots.length} robots`);
-    });
+  addListCommand(program, context, {
+    name: 'robots',
+    noun: 'robot',
+    description: 'list the robots (device ids) this client may access',
+    jsonHelp: 'print the list as JSON',
+    list: (signal) => context.upstream().robots.listRobots({ signal }),
+    view: {
+      headers: ['DEVICE', 'NAME'],
+      row: (robot) => [robot.deviceId, robot.name ?? '-'],
+      empty: 'no robots are granted to this client',
+      footer: (all) => `${all.length} robots`,
+      json: (all) => all.map(({ deviceId, name }) => ({ deviceId, ...(name === undefined ? {} : { name }) })),
+    },
+  });
 
   const robot = program.command('robot').description('read one robot through the gateway');
+  const robots = () => context.upstream().robots;
 
-  robot
-    .command('health')
-    .description("check that the robot's API is up and answering")
-    .argument('<deviceId>', 'device id as listed by `fleetwatch robots`')
-    .option('--json', 'print the answer as JSON')
-    .action(async (deviceId: string, options: { json?: boolean }) => {
+  addReadCommand(robot, context, {
+    name: 'health',
+    description: "check that the robot's API is up and answering",
+    args: [DEVICE_ID],
+    jsonHelp: 'print the answer as JSON',
+    read: async ([deviceId = ''], signal) => {
       const started = Date.now();
-      const health = await context.upstream().robots.health(deviceId, { signal: context.io.signal });
-      const tookMs = Date.now() - started;
-      if (options.json)
-        return writeJson(context.io.stdout, { deviceId, healthy: true, tookMs, response: health });
-      const status = typeof health.status === 'string' ? ` (status "${health.status}")` : '';
-      writeLine(context.io.stdout, `${deviceId}: healthy${status}, answered in ${tookMs} ms`);
-    });
+      const response = await robots().health(deviceId, { signal });
+      return { response, tookMs: Date.now() - started };
+    },
+    view: ([deviceId]) => ({
+      json: ({ response, tookMs }) => ({ deviceId, healthy: true, tookMs, response }),
+      text: ({ response, tookMs }) => {
+        const status = typeof response.status === 'string' ? ` (status "${response.status}")` : '';
+        return `${deviceId}: healthy${status}, answered in ${tookMs} ms`;
+      },
+    }),
+  });
 
-  robot
-    .command('feedback')
-    .description('show autonomy, navigation and vehicle feedback')
-    .argument('<deviceId>', 'device id as listed by `fleetwatch robots`')
-    .option('--json', 'print the whole feedback as JSON')
-    .action(async (deviceId: string, options: { json?: boolean }) => {
-      const feedback = await context
-        .upstream()
-        .robots.platformFeedback(deviceId, { signal: context.io.signal });
-      if (options.json) return writeJson(context.io.stdout, { deviceId, ...feedback });
-      writeLine(context.io.stdout, describeFeedback(deviceId, feedback));
-    });
+  addReadCommand(robot, context, {
+    name: 'feedback',
+    description: 'show autonomy, navigation and vehicle feedback',
+    args: [DEVICE_ID],
+    jsonHelp: 'print the whole feedback as JSON',
+    read: ([deviceId = ''], signal) => robots().platformFeedback(deviceId, { signal }),
+    view: ([deviceId = '']) => ({
+      json: (feedback) => ({ deviceId, ...feedback }),
+      text: (feedback) => describeFeedback(deviceId, feedback),
+    }),
+  });
 
-  robot
-    .command('lease')
-    .description('show who holds the teleoperation lease, and until when')
-    .argument('<deviceId>', 'device id as listed by `fleetwatch robots`')
-    .option('--json', 'print the lease as JSON')
-    .action(async (deviceId: string, options: { json?: boolean }) => {
-      const lease = await context.upstream().robots.teleopStatus(deviceId, { signal: context.io.signal });
-      if (options.json) {
-        return writeJson(context.io.stdout, {
-          deviceId,
-          holderId: lease.holderId ?? null,
-          expiresAt: lease.expiresAt ?? null,
-        });
-      }
-      if (!lease.holderId) return writeLine(context.io.stdout, `${deviceId}: nobody holds the lease`);
-      const until = lease.expiresAt ? ` until ${lease.expiresAt} (${describeUntil(lease.expiresAt)})` : '';
-      writeLine(context.io.stdout, `${deviceId}: lease held by ${lease.holderId}${until}`);
-    });
+  addReadCommand(robot, context, {
+    name: 'lease',
+    description: 'show who holds the teleoperation lease, and until when',
+    args: [DEVICE_ID],
+    jsonHelp: 'print the lease as JSON',
+    read: ([deviceId = ''], signal) => robots().teleopStatus(deviceId, { signal }),
+    view: ([deviceId]) => ({
+      json: (lease) => ({ deviceId, holderId: lease.holderId ?? null, expiresAt: lease.expiresAt ?? null }),
+      text: (lease) => {
+        if (!lease.holderId) return `${deviceId}: nobody holds the lease`;
+        const until = lease.expiresAt ? ` until ${lease.expiresAt} (${describeUntil(lease.expiresAt)})` : '';
+        return `${deviceId}: lease held by ${lease.holderId}${until}`;
+      },
+    }),
+  });
 }
 
 function describeFeedback(deviceId: string, feedback: PlatformFeedback): string {

@@ -1,11 +1,11 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { describeDuration } from '../../events/describe.js';
-import { SilenceStore } from '../../notifiers/dispatch/silence-store.js';
+import { SilenceStore } from '../../notifiers/muting/silence-store.js';
+import { type Silence, silenceState } from '../../notifiers/muting/silences.js';
 import type { MatchSpec } from '../../notifiers/routing/matcher.js';
-import { type Silence, silenceState } from '../../notifiers/routing/silences.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
-import { renderTable, writeJson, writeLine } from '../io.js';
+import { printList, writeJson, writeLine } from '../io.js';
 
 /**
  * `fleetwatch silence add|list|expire`: operators mute what matches for a while and say who and
@@ -173,25 +173,13 @@ export function registerSilenceCommand(program: Command, context: CliContext): v
       await withSilences(context, async (store) => {
         const now = Date.now();
         const silences = await store.list({ all: options.all === true, now });
-        if (options.json) {
-          return writeJson(
-            context.io.stdout,
-            silences.map((item) => ({ ...item, state: silenceState(item, now) })),
-          );
-        }
-        if (silences.length === 0) {
-          const scope = options.all
-            ? 'no silences'
-            : 'no active or pending silences (--all shows expired ones)';
-          return writeLine(context.io.stderr, scope);
-        }
-        writeLine(
-          context.io.stdout,
-          renderTable(
-            ['ID', 'STATE', 'ENDS', 'MATCHES', 'BY', 'COMMENT'],
-            silences.map((item) => row(item, now)),
-          ),
-        );
+        printList(context.io, options.json, silences, {
+          headers: ['ID', 'STATE', 'ENDS', 'MATCHES', 'BY', 'COMMENT'],
+          row: (item) => row(item, now),
+          empty: options.all ? 'no silences' : 'no active or pending silences (--all shows expired ones)',
+          emptyTo: 'stderr',
+          json: (items) => items.map((item) => ({ ...item, state: silenceState(item, now) })),
+        });
       });
     });
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { startSimulator } from '../../simulator/index.js';
-import { durationArgument, portArgument, positiveIntegerArgument } from '../arguments.js';
+import { SEED_LIMITS, startSimulator } from '../../simulator/index.js';
+import { countArgument, durationArgument, portArgument, seedArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { writeLine } from '../io.js';
 
@@ -16,6 +16,8 @@ interface SimulateOptions {
   behaviours: boolean;
   behaviourInterval: number;
   tokenTtl: number;
+  expiresIn: boolean;
+  jwt: boolean;
 }
 
 export function registerSimulateCommand(program: Command, context: CliContext): void {
@@ -24,23 +26,30 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
     .description('serve a simulated fleet service (token issuer, /v1 vehicles, robot gateway) on loopback')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 picks a free one)', portArgument, 8080)
-    .option('--vehicles <n>', 'number of vehicles', positiveIntegerArgument, 20)
-    .option('--robots <n>', 'number of robots', positiveIntegerArgument, 5)
-    .option(
-      '--seed <n>',
-      'seed of the generated fleet; the same seed gives the same fleet',
-      positiveIntegerArgument,
-      1,
-    )
+    .option('--vehicles <n>', 'number of vehicles (0 to 100000)', countArgument(0, SEED_LIMITS.entities), 20)
+    .option('--robots <n>', 'number of robots (0 to 100000)', countArgument(0, SEED_LIMITS.entities), 5)
+    .option('--seed <n>', 'seed of the generated fleet; the same seed gives the same fleet', seedArgument, 1)
     .option('--client-id <id>', 'client id the token issuer accepts', 'fleetwatch-demo')
     .option('--client-secret <secret>', 'client secret the token issuer accepts', 'demo-secret')
-    .option('--power-delay <duration>', 'how long a power command takes to complete', durationArgument, 3_000)
-    .option('--token-ttl <duration>', 'lifetime of issued tokens', durationArgument, 3_600_000)
+    .option(
+      '--power-delay <duration>',
+      'how long a power command takes to complete (0s to 1h)',
+      durationArgument(0, 3_600_000),
+      3_000,
+    )
+    .option(
+      '--token-ttl <duration>',
+      'lifetime of issued tokens (1s to 1d)',
+      durationArgument(1_000, 86_400_000),
+      3_600_000,
+    )
+    .option('--no-expires-in', 'issue tokens without expires_in (the spec leaves the lifetime open)')
+    .option('--jwt', 'issue JWTs carrying iat and exp instead of opaque tokens')
     .option('--no-behaviours', 'keep the fleet still: no VPN flaps, health changes or lease changes')
     .option(
       '--behaviour-interval <duration>',
-      'how often the fleet changes by itself',
-      durationArgument,
+      'how often the fleet changes by itself (100ms to 1h)',
+      durationArgument(100, 3_600_000),
       5_000,
     )
     .addHelpText(
@@ -57,7 +66,11 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
         robots: options.robots,
         clients: [{ id: options.clientId, secret: options.clientSecret }],
         powerDelayMs: options.powerDelay,
-        tokenTtlSeconds: Math.max(1, Math.round(options.tokenTtl / 1000)),
+        issuer: {
+          tokenTtlSeconds: Math.max(0.1, options.tokenTtl / 1000),
+          sendExpiresIn: options.expiresIn,
+          jwt: options.jwt === true,
+        },
         behaviours: options.behaviours ? { intervalMs: options.behaviourInterval } : false,
         logger: context.logger('long-running'),
       });

@@ -9,18 +9,52 @@ export interface Clock {
   now: number;
 }
 
-export interface DetectorSpec<State, Options> {
+export type DetectorSpec<State, Options> = {
   /** The state before anything was observed. */
   initial(): State;
-  /** The previous state when it is usable, else undefined (it is then treated as absent). */
-  parseState(raw: unknown): State | undefined;
-  /** Options with defaults filled in; must accept anything. */
-  options(raw: unknown): Options;
+  /** The stored state: a previous state it rejects is unusable, and treated as absent. */
+  state: z.ZodType<State>;
   /** A successful observation. `value` is unchecked: validate it, ignore what is unusable. */
   onValue(state: State, value: unknown, clock: Clock, options: Options): DetectorResult<State>;
-  /** A failed observation: may feed reachability counters, never a state-change event. */
-  onError(state: State, error: ObservationError, clock: Clock, options: Options): DetectorResult<State>;
+  /**
+   * A failed observation: may feed reachability counters, never a state-change event. Left out,
+   * a failed observation changes nothing. Never called for an `access` error (fleetwatch could not
+   * get in): that is not the entity failing (`countsAgainstEntity`).
+   */
+  onError?(state: State, error: ObservationError, clock: Clock, options: Options): DetectorResult<State>;
+  /**
+   * How to put an incident this detector owns back into its state after the store was emptied
+   * (store-marker.ts): per incident key, the state given an open incident, so that the next
+   * observation resolves it (with its true duration) or keeps it open without firing again.
+   */
+  seeds?: Readonly<Record<string, (state: State, incident: SeedIncident) => State>>;
+} & OptionsSpec<Options>;
+
+/** An open incident to seed a detector's state with (see `DetectorSpec.seeds`). */
+export interface SeedIncident {
+  /** The catalogue incident key. */
+  key: string;
+  /** When the incident began (epoch ms). */
+  since: number;
+  /** The latest firing event's data (what it reported when it fired). */
+  data: Readonly<Record<string, unknown>>;
 }
+
+/** A detector that can also seed its state with open incidents (see `DetectorSpec.seeds`). */
+export type SeedableDetector<State, Value, Options> = Detector<State, Value, Options> & {
+  /** The incident keys it can seed. */
+  readonly seeds: readonly string[];
+  /**
+   * `previous` (an unusable one counts as absent) with the incident seeded; undefined when the
+   * detector does not own the key or the incident cannot be put into its state.
+   */
+  seed(previous: unknown, incident: SeedIncident): State | undefined;
+};
+
+/** Options with defaults filled in (must accept anything); left out by a detector that takes none. */
+type OptionsSpec<Options> = undefined extends Options
+  ? { options?(raw: unknown): Options }
+  : { options(raw: unknown): Options };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -61,36 +95,70 @@ function errorOf(raw: unknown): ObservationError {
   };
   const status = source.status;
   if (typeof status === 'number' && Number.isInteger(status)) error.status = status;
+  if (source.class === 'access') error.class = 'access';
   return error;
+}
+
+/**
+ * The one rule for failures that are not the entity's: an observation error of class `access`
+ * (no token, 401 after re-authentication, 403; see ObservationError) says nothing about the entity,
+ * so no detector sees it. The pipeline still records it as the facet's last error and counts it;
+ * the upstream windows turn it into the monitor's own incident.
+ */
+export function countsAgainstEntity(error: ObservationError): boolean {
+  return error.class !== 'access';
 }
 
 /**
  * Wraps a detector's two handlers into a `Detector` that honours the contract whatever it is given:
  * an unusable previous state is treated as absent, a malformed observation or context changes
- * nothing, and an unexpected exception yields the (parsed) previous state and no events.
+ * nothing, an `access` error changes nothing (`countsAgainstEntity`), and an unexpected exception
+ * yields the (parsed) previous state and no events.
  */
 export function defineDetector<State, Value, Options, Accepts = Partial<Options>>(
   spec: DetectorSpec<State, Options>,
-): Detector<State, Value, Accepts> {
-  return (previous, observation: Observation<Value>, context) => {
-    let state: State;
+): SeedableDetector<State, Value, Accepts> {
+  const usable = (previous: unknown): State => {
     try {
-      state = spec.parseState(previous) ?? spec.initial();
+      const parsed = spec.state.safeParse(previous);
+      return parsed.success ? parsed.data : spec.initial();
     } catch {
-      state = spec.initial();
+      return spec.initial();
     }
+  };
+  const detector: Detector<State, Value, Accepts> = (previous, observation: Observation<Value>, context) => {
+    const state = usable(previous);
     try {
       const raw: unknown = observation;
       if (!isRecord(raw)) return { state, events: [] };
-      const options = spec.options(isRecord(context) ? context.options : undefined);
+      // Without `options` the detector takes none: Options is undefined (see OptionsSpec).
+      const options = spec.options?.(isRecord(context) ? context.options : undefined) as Options;
       const clock = clockOf(raw, context);
       if (raw.ok === true) return spec.onValue(state, raw.value, clock, options);
-      if (raw.ok === false) return spec.onError(state, errorOf(raw.error), clock, options);
+      if (raw.ok === false) {
+        const error = errorOf(raw.error);
+        if (!countsAgainstEntity(error)) return { state, events: [] };
+        return spec.onError?.(state, error, clock, options) ?? { state, events: [] };
+      }
       return { state, events: [] };
     } catch {
       return { state, events: [] };
     }
   };
+  const seeds = spec.seeds ?? {};
+  return Object.assign(detector, {
+    seeds: Object.keys(seeds),
+    seed(previous: unknown, incident: SeedIncident): State | undefined {
+      const seedOne = Object.hasOwn(seeds, incident.key) ? seeds[incident.key] : undefined;
+      if (!seedOne) return undefined;
+      try {
+        const seeded = spec.state.safeParse(seedOne(usable(previous), incident));
+        return seeded.success ? seeded.data : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  });
 }
 
 /** ISO 8601 for an epoch-ms time; never throws (out-of-range times clamp to the epoch). */

@@ -14,7 +14,10 @@ import { type Clock, defineDetector, isoOf, isRecord, storedTimeSchema } from '.
  *
  * Value: the whole list, as ids. Entries may be id strings or objects with a string `id` or
  * `deviceId` (a `VehicleSummary[]` or `RobotSummary[]` can be passed as is); other entries are
- * ignored, and a value that is not an array is ignored entirely.
+ * ignored, and a value that is not an array is ignored entirely. Or `{listed, rejected}`: the ids
+ * as above (an element that did not match the spec but names its entity is listed: it is there),
+ * and the elements that did not match the spec, which the state keeps (the first
+ * `MAX_KEPT_REJECTED`, and how many) for the fleet read model; they raise no event.
  *
  * The first list is the baseline: no `discovered` for what is already there. Afterwards a new id
  * is discovered at once; an id is removed after `removeAfter` consecutive lists without it, so
@@ -23,21 +26,52 @@ import { type Clock, defineDetector, isoOf, isRecord, storedTimeSchema } from '.
  * takes the CloudEvents subject from there (`toFleetEvent` does).
  */
 
+/** An element of the latest list that did not match the spec. */
+export interface RejectedEntry {
+  /** Its position in the list. */
+  index: number;
+  /** The entity it names; null when it names none readably. */
+  id: string | null;
+  /** The observation error: its code and its one-line message. */
+  code: string;
+  message: string;
+}
+
+/** Rejected elements kept in the state: enough to show what is wrong, bounded however bad the list. */
+export const MAX_KEPT_REJECTED = 20;
+
 export interface MembershipState {
   v: 1;
   /** Ids currently known (present, or missing fewer than `removeAfter` times), sorted; null before the first list. */
   known: string[] | null;
   /** Known ids missing from the latest lists: how many in a row, since when (epoch ms). */
   missing: { id: string; count: number; since: number }[];
+  /** The first `MAX_KEPT_REJECTED` elements of the latest list that did not match the spec. */
+  rejected?: RejectedEntry[];
+  /** How many elements of the latest list did not match the spec. */
+  rejectedCount?: number;
 }
+
+const rejectedEntrySchema = z.object({
+  index: z.number().int().nonnegative(),
+  id: z.string().nullable(),
+  code: z.string(),
+  message: z.string(),
+});
 
 const stateSchema = z.object({
   v: z.literal(1),
   known: z.array(z.string()).nullable(),
   missing: z.array(z.object({ id: z.string(), count: z.number().int().positive(), since: storedTimeSchema })),
+  rejected: z.array(rejectedEntrySchema).max(MAX_KEPT_REJECTED).optional(),
+  rejectedCount: z.number().int().nonnegative().optional(),
 });
 
-export type MembershipValue = ReadonlyArray<string | { id?: string; deviceId?: string }>;
+type ListEntry = string | { id?: string; deviceId?: string };
+
+export type MembershipValue =
+  | ReadonlyArray<ListEntry>
+  | { listed: ReadonlyArray<ListEntry>; rejected: readonly RejectedEntry[] };
 
 export interface MembershipEvents {
   discovered(id: string): EventDraft;
@@ -56,6 +90,22 @@ function idsOf(value: unknown): Set<string> | undefined {
 
 const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** The rejected elements of a `{listed, rejected}` value, as the state keeps them. */
+function rejectedOf(value: unknown): Pick<MembershipState, 'rejected' | 'rejectedCount'> {
+  if (!isRecord(value) || !Array.isArray(value.rejected) || value.rejected.length === 0) return {};
+  const entries = value.rejected.filter((entry) => rejectedEntrySchema.safeParse(entry).success);
+  if (entries.length === 0) return {};
+  return {
+    rejected: entries.slice(0, MAX_KEPT_REJECTED).map((entry: RejectedEntry) => ({
+      index: entry.index,
+      id: entry.id,
+      code: entry.code,
+      message: entry.message,
+    })),
+    rejectedCount: entries.length,
+  };
+}
+
 function onList(
   state: MembershipState,
   value: unknown,
@@ -63,10 +113,14 @@ function onList(
   options: MembershipOptions,
   make: MembershipEvents,
 ) {
-  const ids = idsOf(value);
+  const ids = idsOf(isRecord(value) ? value.listed : value);
   if (ids === undefined) return { state, events: [] };
+  const rejected = rejectedOf(value);
   if (state.known === null)
-    return { state: { v: 1 as const, known: [...ids].sort(byCodeUnit), missing: [] }, events: [] };
+    return {
+      state: { v: 1 as const, known: [...ids].sort(byCodeUnit), missing: [], ...rejected },
+      events: [],
+    };
 
   const removeAfter = atLeastOne(options.removeAfter);
   const known = new Set(state.known);
@@ -93,7 +147,7 @@ function onList(
     }
   }
   return {
-    state: { v: 1 as const, known: nextKnown, missing: nextMissing },
+    state: { v: 1 as const, known: nextKnown, missing: nextMissing, ...rejected },
     events: [...discovered, ...removed],
   };
 }
@@ -103,12 +157,8 @@ export function createMembershipDetector(
 ): Detector<MembershipState, MembershipValue, Partial<MembershipOptions>> {
   return defineDetector<MembershipState, MembershipValue, MembershipOptions>({
     initial: () => ({ v: 1, known: null, missing: [] }),
-    parseState: (raw) => {
-      const parsed = stateSchema.safeParse(raw);
-      return parsed.success ? parsed.data : undefined;
-    },
+    state: stateSchema,
     options: (raw) => readOptions(raw, DEFAULT_DETECTOR_OPTIONS.vehicleMembership),
     onValue: (state, value, clock, options) => onList(state, value, clock, options, make),
-    onError: (state) => ({ state, events: [] }),
   });
 }

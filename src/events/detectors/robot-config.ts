@@ -53,11 +53,7 @@ const LABEL: Record<ConfigPart, string> = {
 
 export const robotConfigDetector = defineDetector<RobotConfigState, RobotConfigValue, undefined, unknown>({
   initial: () => ({ v: 1, parts: { activeSite: null, loadedRoute: null, loadedZoneSet: null } }),
-  parseState: (raw) => {
-    const parsed = stateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
-  },
-  options: () => undefined,
+  state: stateSchema,
   onValue: (state, value) => {
     if (!isRecord(value)) return { state, events: [] };
     const parts = { ...state.parts };
@@ -82,5 +78,4 @@ export const robotConfigDetector = defineDetector<RobotConfigState, RobotConfigV
     }
     return { state: { v: 1, parts }, events };
   },
-  onError: (state) => ({ state, events: [] }),
 });

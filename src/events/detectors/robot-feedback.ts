@@ -121,11 +121,7 @@ function named(pair: StatusPair): StatusPair {
 
 export const robotFeedbackDetector = defineDetector<RobotFeedbackState, FeedbackValue, undefined, unknown>({
   initial: () => ({ v: 1, autonomy: null, navigation: null, vehicleState: null }),
-  parseState: (raw) => {
-    const parsed = stateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
-  },
-  options: () => undefined,
+  state: stateSchema,
   onValue: (state, value) => {
     if (!isRecord(value)) return { state, events: [] };
     const events: EventDraft[] = [];
@@ -167,5 +163,4 @@ export const robotFeedbackDetector = defineDetector<RobotFeedbackState, Feedback
       events,
     };
   },
-  onError: (state) => ({ state, events: [] }),
 });

@@ -1,9 +1,15 @@
 import { z } from 'zod';
 import { draft, EVENT } from '../catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS, type RobotHealthOptions, readOptions } from '../detector-options.js';
-import type { EventDraft } from '../types.js';
-import { defineDetector, errorRef, isoOf } from './define.js';
-import { stepThreshold, type ThresholdState, thresholdStateSchema } from './threshold.js';
+import type { DetectorResult, EventDraft, ObservationError } from '../types.js';
+import { defineDetector, errorRef } from './define.js';
+import {
+  alertingSince,
+  stepThreshold,
+  type ThresholdState,
+  thresholdStateSchema,
+  transitionData,
+} from './threshold.js';
 
 /**
  * A robot's health check (GET /v2/health, or /v2/uuid on older robots). Any successful
@@ -22,42 +28,35 @@ export interface RobotHealthState {
 
 const stateSchema = z.object({ v: z.literal(1), health: thresholdStateSchema.nullable() });
 
+/** One check: a good one may resolve the incident, a failed one (with its error) may fire it. */
+function onCheck(
+  state: RobotHealthState,
+  check: { good: true } | { good: false; error: ObservationError },
+  at: number,
+  options: RobotHealthOptions,
+): DetectorResult<RobotHealthState> {
+  const step = stepThreshold(state.health, check.good, at, options);
+  const { transition } = step;
+  const events: EventDraft[] = [];
+  if (transition?.kind === 'resolved')
+    events.push(draft(EVENT.robotHealthUp, transitionData(transition, 'up', 'down')));
+  if (transition?.kind === 'fired' && !check.good) {
+    events.push(
+      draft(EVENT.robotHealthDown, {
+        ...transitionData(transition, 'up', 'down'),
+        consecutiveFailures: transition.count,
+        lastError: errorRef(check.error),
+      }),
+    );
+  }
+  return { state: { v: 1, health: step.state }, events };
+}
+
 export const robotHealthDetector = defineDetector<RobotHealthState, unknown, RobotHealthOptions>({
   initial: () => ({ v: 1, health: null }),
-  parseState: (raw) => {
-    const parsed = stateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
-  },
+  state: stateSchema,
   options: (raw) => readOptions(raw, DEFAULT_DETECTOR_OPTIONS.robotHealth),
-  onValue: (state, _value, clock, options) => {
-    const step = stepThreshold(state.health, true, clock.at, options);
-    const events: EventDraft[] = [];
-    if (step.transition?.kind === 'resolved') {
-      events.push(
-        draft(EVENT.robotHealthUp, {
-          previous: 'down',
-          current: 'up',
-          since: isoOf(step.transition.since),
-          durationMs: step.transition.durationMs,
-        }),
-      );
-    }
-    return { state: { v: 1, health: step.state }, events };
-  },
-  onError: (state, error, clock, options) => {
-    const step = stepThreshold(state.health, false, clock.at, options);
-    const events: EventDraft[] = [];
-    if (step.transition?.kind === 'fired') {
-      events.push(
-        draft(EVENT.robotHealthDown, {
-          previous: step.transition.previousKnown ? 'up' : null,
-          current: 'down',
-          since: isoOf(step.transition.since),
-          consecutiveFailures: step.transition.count,
-          lastError: errorRef(error),
-        }),
-      );
-    }
-    return { state: { v: 1, health: step.state }, events };
-  },
+  onValue: (state, _value, clock, options) => onCheck(state, { good: true }, clock.at, options),
+  onError: (state, error, clock, options) => onCheck(state, { good: false, error }, clock.at, options),
+  seeds: { health: (state, incident) => ({ ...state, health: alertingSince(incident.since) }) },
 });

@@ -26,11 +26,7 @@ const stateSchema = z.object({ v: z.literal(1), holder: knownSchema(z.string().n
 
 export const robotLeaseDetector = defineDetector<RobotLeaseState, LeaseValue, undefined, unknown>({
   initial: () => ({ v: 1, holder: null }),
-  parseState: (raw) => {
-    const parsed = stateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
-  },
-  options: () => undefined,
+  state: stateSchema,
   onValue: (state, value) => {
     if (!isRecord(value)) return { state, events: [] };
     const { holderId, expiresAt } = value;
@@ -52,5 +48,4 @@ export const robotLeaseDetector = defineDetector<RobotLeaseState, LeaseValue, un
     }
     return { state: { v: 1, holder: tracked.known }, events };
   },
-  onError: (state) => ({ state, events: [] }),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { atLeastOne, type ThresholdOptions } from '../detector-options.js';
-import { storedTimeSchema } from './define.js';
+import { isoOf, storedTimeSchema } from './define.js';
 
 /**
  * The one consecutive-threshold state machine behind every fire/resolve pair (VPN, reachability,
@@ -36,17 +36,24 @@ export const thresholdStateSchema = z.object({
   incidentSince: storedTimeSchema.nullable(),
 });
 
-export type ThresholdTransition =
-  | {
-      kind: 'fired';
-      /** When the incident started. */
-      since: number;
-      /** Consecutive bad observations that fired it. */
-      count: number;
-      /** False when no good observation was ever seen (the condition predates the baseline). */
-      previousKnown: boolean;
-    }
-  | { kind: 'resolved'; since: number; until: number; durationMs: number };
+export interface Fired {
+  kind: 'fired';
+  /** When the incident started. */
+  since: number;
+  /** Consecutive bad observations that fired it. */
+  count: number;
+  /** False when no good observation was ever seen (the condition predates the baseline). */
+  previousKnown: boolean;
+}
+
+export interface Resolved {
+  kind: 'resolved';
+  since: number;
+  until: number;
+  durationMs: number;
+}
+
+export type ThresholdTransition = Fired | Resolved;
 
 export interface ThresholdStep {
   state: ThresholdState;
@@ -95,4 +102,31 @@ export function stepThreshold(
     state: { alerting: true, streak: 0, streakSince: null, incidentSince: streakSince },
     transition: { kind: 'fired', since: streakSince, count: streak, previousKnown: state.alerting === false },
   };
+}
+
+/** The state of an incident open since `since` (epoch ms), as if it had just fired: for seeding. */
+export function alertingSince(since: number): ThresholdState {
+  return { alerting: true, streak: 0, streakSince: null, incidentSince: since };
+}
+
+/**
+ * The data a transition's event starts with (see the catalogue's `thresholdIncident`), given the
+ * incident's good and bad status: firing goes from the good status (null when it was never seen)
+ * to the bad one, since the bad run began; resolving goes back, since when and for how long.
+ */
+export function transitionData<Good extends string, Bad extends string>(
+  fired: Fired,
+  good: Good,
+  bad: Bad,
+): { previous: Good | null; current: Bad; since: string };
+export function transitionData<Good extends string, Bad extends string>(
+  resolved: Resolved,
+  good: Good,
+  bad: Bad,
+): { previous: Bad; current: Good; since: string; durationMs: number };
+export function transitionData(transition: ThresholdTransition, good: string, bad: string) {
+  const since = isoOf(transition.since);
+  return transition.kind === 'fired'
+    ? { previous: transition.previousKnown ? good : null, current: bad, since }
+    : { previous: bad, current: good, since, durationMs: transition.durationMs };
 }

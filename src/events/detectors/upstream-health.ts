@@ -2,8 +2,14 @@ import { z } from 'zod';
 import { draft, EVENT } from '../catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS, readOptions, type UpstreamHealthOptions } from '../detector-options.js';
 import type { EventDraft } from '../types.js';
-import { type Clock, defineDetector, isoOf, isRecord } from './define.js';
-import { stepThreshold, type ThresholdState, thresholdStateSchema } from './threshold.js';
+import { type Clock, defineDetector, isRecord } from './define.js';
+import {
+  alertingSince,
+  stepThreshold,
+  type ThresholdState,
+  thresholdStateSchema,
+  transitionData,
+} from './threshold.js';
 
 /**
  * The monitor's own upstream client (token issuer, fleet API, robot gateway), observed as request
@@ -77,9 +83,7 @@ function onWindow(state: UpstreamHealthState, value: unknown, clock: Clock, opti
   if (step.transition?.kind === 'fired' && verdict.kind === 'bad') {
     events.push(
       draft(EVENT.upstreamDegraded, {
-        previous: step.transition.previousKnown ? 'healthy' : null,
-        current: 'degraded',
-        since: isoOf(step.transition.since),
+        ...transitionData(step.transition, 'healthy', 'degraded'),
         consecutiveWindows: step.transition.count,
         reasons: verdict.reasons,
         window,
@@ -87,14 +91,7 @@ function onWindow(state: UpstreamHealthState, value: unknown, clock: Clock, opti
       }),
     );
   } else if (step.transition?.kind === 'resolved') {
-    events.push(
-      draft(EVENT.upstreamRecovered, {
-        previous: 'degraded',
-        current: 'healthy',
-        since: isoOf(step.transition.since),
-        durationMs: step.transition.durationMs,
-      }),
-    );
+    events.push(draft(EVENT.upstreamRecovered, transitionData(step.transition, 'healthy', 'degraded')));
   }
   return { state: { v: 1 as const, health: step.state }, events };
 }
@@ -105,11 +102,8 @@ export const upstreamHealthDetector = defineDetector<
   UpstreamHealthOptions
 >({
   initial: () => ({ v: 1, health: null }),
-  parseState: (raw) => {
-    const parsed = stateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
-  },
+  state: stateSchema,
   options: (raw) => readOptions(raw, DEFAULT_DETECTOR_OPTIONS.upstreamHealth),
   onValue: onWindow,
-  onError: (state) => ({ state, events: [] }),
+  seeds: { upstream: (state, incident) => ({ ...state, health: alertingSince(incident.since) }) },
 });

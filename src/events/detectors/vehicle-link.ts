@@ -3,8 +3,14 @@ import { draft, EVENT } from '../catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS, readOptions, type VehicleLinkOptions } from '../detector-options.js';
 import type { EventDraft } from '../types.js';
 import { type Known, knownSchema, track } from './change.js';
-import { defineDetector, isoOf, isRecord } from './define.js';
-import { stepThreshold, type ThresholdState, thresholdStateSchema } from './threshold.js';
+import { defineDetector, isRecord } from './define.js';
+import {
+  alertingSince,
+  stepThreshold,
+  type ThresholdState,
+  thresholdStateSchema,
+  transitionData,
+} from './threshold.js';
 
 /**
  * One vehicle's entry in the vehicle list: VPN link and address.
@@ -42,10 +48,7 @@ const stateSchema = z.object({
 
 export const vehicleLinkDetector = defineDetector<VehicleLinkState, VehicleLinkValue, VehicleLinkOptions>({
   initial: () => ({ v: 1, vpn: null, ip: null }),
-  parseState: (raw) => {
-    const parsed = stateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
-  },
+  state: stateSchema,
   options: (raw) => readOptions(raw, DEFAULT_DETECTOR_OPTIONS.vehicleLink),
   onValue: (state, value, clock, options) => {
     if (!isRecord(value) || typeof value.vpnConnected !== 'boolean') return { state, events: [] };
@@ -53,25 +56,18 @@ export const vehicleLinkDetector = defineDetector<VehicleLinkState, VehicleLinkV
     const events: EventDraft[] = [];
 
     const vpn = stepThreshold(state.vpn, value.vpnConnected, clock.at, options);
-    if (vpn.transition?.kind === 'fired') {
+    const { transition } = vpn;
+    if (transition?.kind === 'fired') {
       events.push(
         draft(EVENT.vpnDisconnected, {
           vehicleId,
-          previous: vpn.transition.previousKnown ? 'connected' : null,
-          current: 'disconnected',
-          since: isoOf(vpn.transition.since),
-          consecutive: vpn.transition.count,
+          ...transitionData(transition, 'connected', 'disconnected'),
+          consecutive: transition.count,
         }),
       );
-    } else if (vpn.transition?.kind === 'resolved') {
+    } else if (transition?.kind === 'resolved') {
       events.push(
-        draft(EVENT.vpnConnected, {
-          vehicleId,
-          previous: 'disconnected',
-          current: 'connected',
-          since: isoOf(vpn.transition.since),
-          durationMs: vpn.transition.durationMs,
-        }),
+        draft(EVENT.vpnConnected, { vehicleId, ...transitionData(transition, 'connected', 'disconnected') }),
       );
     }
 
@@ -86,5 +82,5 @@ export const vehicleLinkDetector = defineDetector<VehicleLinkState, VehicleLinkV
 
     return { state: { v: 1, vpn: vpn.state, ip: ip.known }, events };
   },
-  onError: (state) => ({ state, events: [] }),
+  seeds: { vpn: (state, incident) => ({ ...state, vpn: alertingSince(incident.since) }) },
 });

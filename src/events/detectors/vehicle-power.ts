@@ -10,7 +10,13 @@ import { draft, EVENT } from '../catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS, readOptions, type VehiclePowerOptions } from '../detector-options.js';
 import type { EventDraft, ObservationError } from '../types.js';
 import { type Clock, defineDetector, elapsed, errorRef, isoOf, storedTimeSchema } from './define.js';
-import { stepThreshold, type ThresholdState, thresholdStateSchema } from './threshold.js';
+import {
+  alertingSince,
+  stepThreshold,
+  type ThresholdState,
+  thresholdStateSchema,
+  transitionData,
+} from './threshold.js';
 
 /**
  * One vehicle's power status (GET /v1/vehicles/{id}/power/status).
@@ -34,10 +40,11 @@ import { stepThreshold, type ThresholdState, thresholdStateSchema } from './thre
  * - error codes in `unreachableCodes` or statuses in `unreachableStatuses` (502/503/504,
  *   time-out, network) feed `vehicle.unreachable` (after `failureThreshold` in a row) /
  *   `vehicle.reachable` (after `successThreshold` good readings, with the outage duration).
- * - 404 (`not_found`) sets `powerCapable: false` so the poller can poll the vehicle rarely. It
- *   emits one info `vehicle.power.unsupported` when the vehicle had answered before; a vehicle
- *   that 404s from the start is recorded silently. The next good reading sets it back to true and
- *   is diffed against the last reading before the 404s.
+ * - 404 (`not_found`) sets `powerCapable: false` (and `unsupportedSince`) so the poller can
+ *   re-check the vehicle with back-off. It emits one info `vehicle.power.unsupported` when the
+ *   vehicle had answered before; a vehicle that 404s from the start is recorded silently. The next
+ *   good reading sets it back to true, emits one info `vehicle.power.supported`, and is diffed
+ *   against the last reading before the 404s.
  * - anything else (500, invalid payload, 401/403) is counted by the caller and changes nothing.
  * Open stuck/stale incidents stay open through failures and are decided by the next good reading.
  */
@@ -52,6 +59,12 @@ export interface VehiclePowerState {
   v: 1;
   /** false after a 404 (no power control), true after a good reading, null before either. */
   powerCapable: boolean | null;
+  /**
+   * While `powerCapable` is false: since when (epoch ms; missing in states written before it
+   * was kept, until the next 404). Absent otherwise, so the states of power-capable vehicles stay
+   * as they were.
+   */
+  unsupportedSince?: number;
   /** The last good reading; null before the first. */
   reading: PowerReading | null;
   /** When the current pending command was first seen (epoch ms); null when none is pending. */
@@ -66,6 +79,7 @@ export interface VehiclePowerState {
 const stateSchema = z.object({
   v: z.literal(1),
   powerCapable: z.boolean().nullable(),
+  unsupportedSince: storedTimeSchema.optional(),
   reading: z
     .object({
       state: powerStateSchema,
@@ -114,17 +128,20 @@ function onReading(state: VehiclePowerState, raw: unknown, clock: Clock, options
     updatedAt: parsed.data.updatedAt ?? null,
   };
   const events: EventDraft[] = [];
+  if (state.powerCapable === false) {
+    const since = state.unsupportedSince;
+    events.push(
+      draft(EVENT.powerSupported, {
+        previous: 'unsupported',
+        current: 'supported',
+        unsupportedSince: since === undefined ? null : isoOf(since),
+      }),
+    );
+  }
 
   const reach = stepThreshold(state.reachability, true, clock.at, options);
   if (reach.transition?.kind === 'resolved') {
-    events.push(
-      draft(EVENT.vehicleReachable, {
-        previous: 'unreachable',
-        current: 'reachable',
-        since: isoOf(reach.transition.since),
-        durationMs: reach.transition.durationMs,
-      }),
-    );
+    events.push(draft(EVENT.vehicleReachable, transitionData(reach.transition, 'reachable', 'unreachable')));
   }
 
   let pendingSince: number | null = current.pending === null ? null : (state.pendingSince ?? clock.at);
@@ -261,7 +278,10 @@ function onFailure(
             }),
           ]
         : [];
-    return { state: { ...state, powerCapable: false }, events };
+    // Kept while it stays unsupported; started now when it was not (or not known: an older state).
+    const known = state.powerCapable === false ? state.unsupportedSince : undefined;
+    const unsupportedSince = typeof known === 'number' ? known : clock.at;
+    return { state: { ...state, powerCapable: false, unsupportedSince }, events };
   }
   if (!isUnreachable(error, options)) return { state, events: [] };
   const reach = stepThreshold(state.reachability, false, clock.at, options);
@@ -269,9 +289,7 @@ function onFailure(
   if (reach.transition?.kind === 'fired') {
     events.push(
       draft(EVENT.vehicleUnreachable, {
-        previous: reach.transition.previousKnown ? 'reachable' : null,
-        current: 'unreachable',
-        since: isoOf(reach.transition.since),
+        ...transitionData(reach.transition, 'reachable', 'unreachable'),
         consecutiveFailures: reach.transition.count,
         lastError: errorRef(error),
       }),
@@ -290,11 +308,24 @@ export const vehiclePowerDetector = defineDetector<VehiclePowerState, PowerStatu
     staleSince: null,
     reachability: null,
   }),
-  parseState: (raw) => {
-    const parsed = stateSchema.safeParse(raw);
-    return parsed.success ? parsed.data : undefined;
-  },
+  state: stateSchema,
   options: (raw) => readOptions(raw, DEFAULT_DETECTOR_OPTIONS.vehiclePower),
   onValue: onReading,
   onError: onFailure,
+  seeds: {
+    reachability: (state, incident) => ({ ...state, reachability: alertingSince(incident.since) }),
+    stale: (state, incident) => ({ ...state, staleSince: incident.since }),
+    // The command as it was when it got stuck: the next reading ends it (with its whole pending
+    // time) or keeps it stuck. Without a reading to compare with, the next one would be a baseline.
+    stuck: (state, incident) => ({
+      ...state,
+      reading: state.reading ?? {
+        state: powerStateSchema.parse(incident.data.current),
+        pending: powerTargetSchema.parse(incident.data.requested),
+        updatedAt: null,
+      },
+      pendingSince: incident.since,
+      stuck: true,
+    }),
+  },
 });

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { DeadLetters, receiversWithDeadLetters } from '../../notifiers/delivery/dead-letters.js';
-import { ReceiverSwitch } from '../../notifiers/delivery/receiver-switch.js';
+import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
 import type { RouteContext } from '../context.js';
-import { parse, pathId } from '../validate.js';
+import { parse } from '../validate.js';
 
 /**
  * Dead letters, the same ones `fleetwatch dlq` manages (failed jobs of the `notify-<receiver>`
@@ -22,20 +22,22 @@ const receiverQuery = z.strictObject({
     .regex(/^[A-Za-z0-9_-]+$/, { error: 'must be a receiver name (letters, digits, _ or -)' })
     .optional(),
 });
-const idParams = z.object({ id: pathId });
+// Dead-letter ids run past 100 characters (receiver, route, group labels, hash, time, sequence);
+// the router bounds a path segment to MAX_PATH_SEGMENT.
+const idParams = z.object({ id: z.string().min(1, { error: 'must not be empty' }) });
 
 /** Receivers looked at: the configured ones plus those with letters left in Redis (rescanned every 30 s). */
 class DeadLetterDirectory {
   readonly #context: RouteContext;
   readonly #configured: string[];
-  readonly #switches: ReceiverSwitch;
+  readonly #disabledReceivers: DisabledReceivers;
   #current: { letters: DeadLetters; receivers: string; at: number } | undefined;
   readonly #retired: DeadLetters[] = [];
 
   constructor(context: RouteContext) {
     this.#context = context;
     this.#configured = context.options.config.receivers.map((receiver) => receiver.name);
-    this.#switches = new ReceiverSwitch({
+    this.#disabledReceivers = new DisabledReceivers({
       redis: context.options.redis,
       prefix: context.options.config.redis.prefix,
     });
@@ -57,7 +59,7 @@ class DeadLetterDirectory {
       connection: redis,
       prefix: config.redis.prefix,
       receivers,
-      switches: this.#switches,
+      disabledReceivers: this.#disabledReceivers,
       logger: this.#context.logger,
     });
     this.#current = { letters, receivers: key, at: Date.now() };

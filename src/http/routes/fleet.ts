@@ -10,7 +10,7 @@ import { parse, pathId, queryInt, rejectRequest } from '../validate.js';
  * `GET /api/vehicles`, `GET /api/robots`: the fleet as fleetwatch last observed it (snapshots in
  * Redis; the upstream is not asked), sorted by id, paged with `?limit=` (default 100, at most 1000)
  * and `?cursor=` (the previous page's `nextCursor`). `GET /api/vehicles/{id}`, `GET
- * /api/robots/{id}`: one, 404 when the membership snapshot does not know the id. See fleet-view.ts
+ * /api/robots/{id}`: one, 404 when the membership snapshot does not know the id. See src/fleet
  * for the shape.
  */
 

@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { type PowerWaitOutcome, waitForPowerState } from '../../operations/power-command.js';
+import {
+  POWER_POLL_INTERVAL,
+  type PowerWaitOutcome,
+  waitForPowerState,
+} from '../../operations/power-command.js';
 import type { PowerTarget } from '../../upstream/schemas/v1.js';
 import type { RouteContext } from '../context.js';
 import { ApiError, conflict, fromUpstream, unavailable } from '../errors.js';
@@ -29,7 +33,7 @@ const params = z.object({
 const query = z.strictObject({
   wait: queryFlag.optional(),
   timeout: queryDuration(1_000, 600_000).optional(),
-  interval: queryDuration(250, 60_000).optional(),
+  interval: queryDuration(POWER_POLL_INTERVAL.minMs, POWER_POLL_INTERVAL.maxMs).optional(),
 });
 
 function outcomeBody(vehicleId: string, requested: PowerTarget, outcome: PowerWaitOutcome) {

@@ -1,21 +1,41 @@
 import type { FastifyInstance } from 'fastify';
+import { RedisHealth } from '../../lib/redis-health.js';
+import { storeKeys } from '../../store/keys.js';
 import type { RouteContext } from '../context.js';
 import { errorBody } from '../errors.js';
 import { ReadinessCheck } from '../readiness.js';
 
 /**
- * Open endpoints for scrapers and orchestrators (no token, ever):
+ * Open endpoints for scrapers and orchestrators (no token, ever), each answering within a second
+ * whatever Redis does:
  * - `GET /metrics`: the Prometheus exposition (404 when this process has no metrics registry);
+ *   scrape-time reads of Redis wait at most 500 ms, then show their last reading;
  * - `GET /healthz`: liveness — the process answers;
- * - `GET /readyz`: readiness — Redis answers PING and an upstream token can be had; 503 names the
- *   failing check. Cached for ~5 s (see readiness.ts).
+ * - `GET /readyz`: readiness — Redis takes a write and an upstream token can be had; every check is
+ *   named with its state, and a 503 names the failing ones (see readiness.ts).
  */
 export function registerProbeRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { options, tuning } = context;
+  // Without the daemon's health check, one of this server's own, made on the first probe.
+  let own: RedisHealth | undefined;
+  const health = (): RedisHealth => {
+    if (options.redisHealth) return options.redisHealth;
+    own ??= new RedisHealth({
+      redis: options.redis,
+      key: storeKeys(options.config.redis.prefix).healthCheck,
+      budgetMs: tuning.readyTimeoutMs,
+      cacheMs: tuning.readyCacheMs,
+    });
+    return own;
+  };
+  app.addHook('onClose', async () => {
+    await own?.stop();
+  });
   const readiness = new ReadinessCheck({
-    redis: context.options.redis,
-    tokens: context.options.upstream.tokens,
-    cacheMs: context.tuning.readyCacheMs,
-    timeoutMs: context.tuning.readyTimeoutMs,
+    redis: { check: () => health().check() },
+    tokens: options.upstream.tokens,
+    cacheMs: tuning.readyCacheMs,
+    budgetMs: tuning.readyTimeoutMs,
   });
 
   app.get('/healthz', { config: { access: 'open' } }, async () => ({ status: 'ok' }));
@@ -25,7 +45,7 @@ export function registerProbeRoutes(app: FastifyInstance, context: RouteContext)
     if (result.ready) return { status: 'ready', checks: result.checks, checkedAt: result.checkedAt };
     const failed = Object.entries(result.checks)
       .filter(([, check]) => !check.ok)
-      .map(([name, check]) => `${name}: ${check.error ?? 'failed'}`);
+      .map(([name, check]) => `${name}: ${check.error ?? check.state}`);
     return reply.code(503).send({
       status: 'not_ready',
       ...errorBody('not_ready', `not ready: ${failed.join('; ')}`),

@@ -3,7 +3,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import { Queue } from 'bullmq';
 import type { FastifyInstance } from 'fastify';
-import { throttledWarn } from '../../queues/connection.js';
+import { throttledWarn } from '../../lib/redis-connection.js';
 import { notifyQueueName, QUEUE_NAMES } from '../../queues/names.js';
 import { bullPrefix } from '../../store/keys.js';
 import type { RouteContext } from '../context.js';

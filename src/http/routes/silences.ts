@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { SilenceStore } from '../../notifiers/dispatch/silence-store.js';
-import { type Silence, silenceInputSchema, silenceState } from '../../notifiers/routing/silences.js';
+import { SilenceStore } from '../../notifiers/muting/silence-store.js';
+import { type Silence, silenceInputSchema, silenceState } from '../../notifiers/muting/silences.js';
 import type { RouteContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { parse, pathId, queryFlag, rejectRequest } from '../validate.js';

@@ -9,7 +9,7 @@ import {
   type DeliveryQueue,
   deliveryJobId,
 } from './delivery-queue.js';
-import type { ReceiverSwitch } from './receiver-switch.js';
+import type { DisabledReceivers } from './disabled-receivers.js';
 
 /**
  * Dead letters: notifications the delivery worker gave up on (attempts used up, rejected by the
@@ -72,7 +72,7 @@ export interface DeadLettersOptions {
   /** Receiver names whose queues are looked at. */
   receivers: readonly string[];
   /** When given, replaying to a disabled receiver is refused (it would be dead-lettered again). */
-  switches?: ReceiverSwitch;
+  disabledReceivers?: DisabledReceivers;
   logger?: Logger;
 }
 
@@ -147,7 +147,7 @@ export class DeadLetters {
   async replayAll(options: { receiver?: string } = {}): Promise<ReplaySummary[]> {
     const summaries: ReplaySummary[] = [];
     for (const receiver of this.#pick(options.receiver)) {
-      const disabled = await this.#options.switches?.status(receiver);
+      const disabled = await this.#options.disabledReceivers?.status(receiver);
       if (disabled) {
         summaries.push({ receiver, replayed: 0, skipped: `receiver disabled: ${disabled.reason}` });
         continue;
@@ -233,7 +233,7 @@ export class DeadLetters {
   }
 
   async #refuseDisabled(receiver: string): Promise<void> {
-    const disabled = await this.#options.switches?.status(receiver);
+    const disabled = await this.#options.disabledReceivers?.status(receiver);
     if (disabled) {
       throw new DeadLetterError(
         'receiver_disabled',

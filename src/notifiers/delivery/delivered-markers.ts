@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import { DEFAULT_PREFIX } from '../../store/keys.js';
-import { type DeliveryKeys, deliveryKeys } from './keys.js';
+import { DEFAULT_PREFIX, type DeliveryKeys, deliveryKeys } from '../../store/keys.js';
 
 /** How long a delivered marker is kept: far longer than a job can wait to be taken again. */
 export const DELIVERED_MARKER_TTL_SECONDS = 86_400;

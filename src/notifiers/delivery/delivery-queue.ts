@@ -1,10 +1,7 @@
-import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
-import { throttledWarn } from '../../queues/connection.js';
+import type { Queue } from 'bullmq';
 import { notifyQueueName } from '../../queues/names.js';
-import { bullPrefix, DEFAULT_PREFIX } from '../../store/keys.js';
-import type { Notification } from '../types.js';
+import { createQueue, type QueueOptions } from '../../queues/queue.js';
+import type { Notification } from '../notifier.js';
 
 /**
  * One delivery queue per receiver (`notify-<receiver name>`), so that holding a receiver (Slack's
@@ -39,25 +36,16 @@ export function deliveryJobId(notification: Pick<Notification, 'id'>): string {
   return notification.id.replaceAll(':', '_');
 }
 
-export function createDeliveryQueue(options: {
-  receiver: string;
-  connection: Redis;
-  prefix?: string;
-  logger?: Logger;
-}): DeliveryQueue {
-  const name = notifyQueueName(options.receiver);
-  const queue: DeliveryQueue = new Queue<DeliveryJobData, unknown, string>(name, {
-    connection: options.connection,
-    prefix: bullPrefix(options.prefix ?? DEFAULT_PREFIX),
-    defaultJobOptions: {
+export function createDeliveryQueue(options: QueueOptions & { receiver: string }): DeliveryQueue {
+  return createQueue<DeliveryJobData>(
+    {
+      name: notifyQueueName(options.receiver),
       // Failed jobs are the dead letters: kept until replayed or purged.
-      removeOnFail: false,
-      removeOnComplete: { age: 86_400, count: 10_000 },
+      defaultJobOptions: { removeOnFail: false, removeOnComplete: { age: 86_400, count: 10_000 } },
+      label: 'delivery queue',
     },
-  });
-  const warn = throttledWarn(options.logger);
-  queue.on('error', (error: Error) => warn({ err: error.message, queue: name }, 'delivery queue error'));
-  return queue;
+    options,
+  );
 }
 
 /** Hands a notification to its receiver's queue; safe to repeat. */

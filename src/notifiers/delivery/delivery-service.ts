@@ -1,14 +1,15 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { closeQuietly, createWorkerConnection } from '../../lib/redis-connection.js';
+import type { RetryPolicyOverrides } from '../../lib/retry-policy.js';
 import { secrets as processSecrets, type SecretRegistry } from '../../log/secrets.js';
-import { closeQuietly, createWorkerConnection } from '../../queues/connection.js';
 import type { SnapshotStore } from '../../store/snapshot-store.js';
-import { factoryFor, type ReceiverConfig } from '../registry.js';
-import type { Notifier } from '../types.js';
+import type { Notifier } from '../notifier.js';
+import { factoryOf, type ReceiverConfig, retryPolicyFor } from '../receivers/kinds.js';
 import { DeliveredMarkers } from './delivered-markers.js';
 import { type DeliveryHook, DeliveryWorker, type DeliveryWorkerTuning } from './delivery-worker.js';
-import { ReceiverSwitch } from './receiver-switch.js';
-import { type RetryPolicyOverrides, retryPolicyFor } from './retry-policy.js';
+import { DisabledReceivers } from './disabled-receivers.js';
+import { ReceiverHolds } from './holds.js';
 
 /**
  * Delivery as the daemon runs it: one `DeliveryWorker` per configured receiver, each with the
@@ -42,9 +43,24 @@ function defaultNotifier(
   receiver: ReceiverConfig,
   deps: { logger: Logger; secrets: SecretRegistry },
 ): Notifier {
-  const factory = factoryFor(receiver.kind);
-  if (!factory) throw new Error(`receiver ${receiver.name}: no notifier for kind "${receiver.kind}"`);
-  return factory.create(receiver, deps);
+  return factoryOf(receiver).create(receiver, deps);
+}
+
+/**
+ * What every delivery worker of a process shares besides its connection: the receivers' disabled
+ * flags, their holds and the delivered markers, on that connection.
+ */
+export function deliveryState(options: { connection: Redis; prefix: string; store: SnapshotStore }): {
+  disabledReceivers: DisabledReceivers;
+  holds: ReceiverHolds;
+  markers: DeliveredMarkers;
+} {
+  const { connection, prefix, store } = options;
+  return {
+    disabledReceivers: new DisabledReceivers({ redis: connection, prefix, store }),
+    holds: new ReceiverHolds({ redis: connection, prefix }),
+    markers: new DeliveredMarkers({ redis: connection, prefix }),
+  };
 }
 
 export function startDelivery(options: DeliveryServiceOptions): DeliveryService {
@@ -57,8 +73,7 @@ export function startDelivery(options: DeliveryServiceOptions): DeliveryService 
   if (config.receivers.length > 0) {
     connection = createWorkerConnection(config.redis.url, { name: 'delivery-worker', logger });
     const prefix = config.redis.prefix;
-    const switches = new ReceiverSwitch({ redis: connection, prefix, store });
-    const markers = new DeliveredMarkers({ redis: connection, prefix });
+    const { disabledReceivers, holds, markers } = deliveryState({ connection, prefix, store });
     const build = options.createNotifier ?? defaultNotifier;
     for (const receiver of config.receivers) {
       const notifier = build(receiver, { logger, secrets });
@@ -72,15 +87,25 @@ export function startDelivery(options: DeliveryServiceOptions): DeliveryService 
           policy,
           connection,
           prefix,
-          switches,
+          disabledReceivers,
           markers,
+          holds,
+          maxHoldMs: receiver.max_hold,
           secrets,
           logger,
           ...(options.onOutcome ? { onOutcome: options.onOutcome } : {}),
           ...(options.tuning ? { tuning: options.tuning } : {}),
         }),
       );
-      logger.debug({ receiver: receiver.name, kind: receiver.kind, retry: policy.description }, 'delivery');
+      logger.debug(
+        {
+          receiver: receiver.name,
+          kind: receiver.kind,
+          retry: policy.description,
+          maxHoldMs: receiver.max_hold,
+        },
+        'delivery',
+      );
     }
     logger.info({ receivers: [...workers.keys()] }, 'delivering notifications');
   }

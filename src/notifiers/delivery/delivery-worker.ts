@@ -1,16 +1,19 @@
 import { type Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { closeWorker, settlesWithin } from '../../daemon/shutdown.js';
+import { formatDuration } from '../../lib/duration.js';
+import { throttledWarn } from '../../lib/redis-connection.js';
+import type { RetryPolicy } from '../../lib/retry-policy.js';
+import { closeWorker, settlesWithin } from '../../lib/shutdown.js';
 import { secrets as processSecrets, type SecretRegistry } from '../../log/secrets.js';
-import { throttledWarn } from '../../queues/connection.js';
 import { notifyQueueName } from '../../queues/names.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../../store/keys.js';
-import type { DeliveryOutcome, Notification, Notifier } from '../types.js';
+import { DEFAULT_MAX_HOLD_MS, type DeliveryOutcome, type Notification, type Notifier } from '../notifier.js';
+import { type DeliveryDecision, decide } from './decision.js';
 import type { DeliveredMarkerStore } from './delivered-markers.js';
 import type { DeliveryJobData, DeliveryProgress } from './delivery-queue.js';
-import type { ReceiverDisabled, ReceiverSwitch } from './receiver-switch.js';
-import type { RetryPolicy } from './retry-policy.js';
+import type { DisabledReceivers, ReceiverDisabled } from './disabled-receivers.js';
+import type { HoldRequest, ReceiverHold, ReceiverHolds } from './holds.js';
 
 /**
  * The delivery worker of one receiver: a BullMQ worker on `notify-<receiver>` that hands each
@@ -21,16 +24,21 @@ import type { RetryPolicy } from './retry-policy.js';
  * replicas one notification per receiver is under way. A notification that has to wait (429, or
  * the back-off before its next attempt) is not delayed on its own — that would let later ones
  * overtake it — but goes back to the HEAD of the queue while the whole receiver is held: BullMQ's
- * queue rate limit (`queue.rateLimit(ms)` then `RateLimitError`), which every replica's worker
- * obeys. A receiver that is down for a while gets everything once it is back, in order.
+ * queue rate limit (written with the hold's record by `ReceiverHolds.hold`, then
+ * `RateLimitError`), which every replica's worker obeys. A receiver that is down for a while gets
+ * everything once it is back, in order. A held worker looks at the limit again every
+ * `holdCheckMs`, so `fleetwatch receiver resume` (which clears it) takes effect that soon.
  *
  * | outcome | what happens |
  * |---|---|
  * | `delivered` | delivered marker `{p}:delivered:<receiver>:<id>` written (EX 1 day); job completed |
- * | `throttled` (429, webhook 502/503/504 with `Retry-After`) | receiver held for `retryAfterMs`; not an attempt |
- * | `retry` (5xx, network, time-out) | attempt counted in the job's data; receiver held for the policy's next delay (or the receiver's `Retry-After`, if longer); after the last attempt: dead letter with the last reason |
+ * | `throttled` (429, webhook 502/503/504 with `Retry-After`) | receiver held for `retryAfterMs`, at most `max_hold`; not an attempt |
+ * | `retry` (5xx, network, time-out) | attempt counted in the job's data; receiver held for the policy's next delay (or the receiver's `Retry-After` up to `max_hold`, if longer); after the last attempt: dead letter with the last reason |
  * | `rejected` (Slack 400/403/404, webhook 4xx) | dead letter at once with the reason |
  * | `gone` (webhook 410, Slack `channel_is_archived`) | receiver disabled, one `monitor.receiver.disabled`, this notification dead-lettered |
+ *
+ * The choice is made by `decide` (decision.ts, a pure function of the outcome, the job's progress
+ * and the receiver's retry policy); this class carries it out against Redis and BullMQ.
  *
  * Before sending, the worker looks for the delivered marker (a replica killed between the
  * receiver's answer and BullMQ's "completed" does not make the next one send again) and for the
@@ -72,6 +80,11 @@ export interface DeliveryWorkerTuning {
   maxStalledCount?: number;
   /** How long the receiver is held after trouble of fleetwatch's own (default 5 s). */
   errorHoldMs?: number;
+  /**
+   * How often a held worker looks whether the hold was released (`receiver resume`) before it
+   * ends (default 1 s): one Redis call per held receiver and replica that often.
+   */
+  holdCheckMs?: number;
 }
 
 export interface DeliveryWorkerOptions {
@@ -81,8 +94,11 @@ export interface DeliveryWorkerOptions {
   /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed here. */
   connection: Redis;
   prefix?: string;
-  switches: ReceiverSwitch;
+  disabledReceivers: DisabledReceivers;
   markers: DeliveredMarkerStore;
+  holds: ReceiverHolds;
+  /** The receiver's `max_hold` (default 5 min): the longest its own `Retry-After` holds it. */
+  maxHoldMs?: number;
   secrets?: SecretRegistry;
   logger?: Logger;
   onOutcome?: DeliveryHook;
@@ -95,6 +111,9 @@ export interface DeliveryWorkerOptions {
  */
 const LIMITER = { max: 1_000_000, duration: 1_000 };
 const DEFAULT_ERROR_HOLD_MS = 5_000;
+const DEFAULT_HOLD_CHECK_MS = 1_000;
+/** Holds at least this long say in the log how to release them. */
+const RELEASE_HINT_MS = 60_000;
 /** Own errors on one notification, in one process, before it is dead-lettered. */
 const MAX_OWN_ERRORS = 5;
 
@@ -111,6 +130,7 @@ export class DeliveryWorker {
   readonly #abort = new AbortController();
   readonly #ownErrors = new Map<string, number>();
   readonly #errorHoldMs: number;
+  readonly #maxHoldMs: number;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
@@ -123,6 +143,7 @@ export class DeliveryWorker {
       receiverKind: this.kind,
     });
     this.#errorHoldMs = options.tuning?.errorHoldMs ?? DEFAULT_ERROR_HOLD_MS;
+    this.#maxHoldMs = options.maxHoldMs ?? DEFAULT_MAX_HOLD_MS;
     const name = notifyQueueName(this.receiver);
     const prefix = bullPrefix(options.prefix ?? DEFAULT_PREFIX);
     this.#queue = new Queue<DeliveryJobData, DeliveryResult, string>(name, {
@@ -138,6 +159,8 @@ export class DeliveryWorker {
         autorun: false,
         concurrency: 1,
         limiter: LIMITER,
+        // A held worker sleeps at most this long before it looks at the hold again.
+        maximumRateLimitDelay: options.tuning?.holdCheckMs ?? DEFAULT_HOLD_CHECK_MS,
         name: `delivery-${this.receiver}`,
         lockDuration: options.tuning?.lockDuration ?? 30_000,
         stalledInterval: options.tuning?.stalledInterval ?? 30_000,
@@ -196,10 +219,10 @@ export class DeliveryWorker {
   async #deliver(job: DeliveryJob, jobSignal?: AbortSignal): Promise<DeliveryResult> {
     const { notification } = job.data;
     const progress: DeliveryProgress = job.data.delivery ?? { attempts: 0 };
-    const { switches, markers } = this.#options;
+    const { disabledReceivers, markers } = this.#options;
     const [earlier, disabled] = await Promise.all([
       markers.has(this.receiver, notification.id),
-      switches.status(this.receiver),
+      disabledReceivers.status(this.receiver),
     ]);
     if (earlier) {
       this.#logger?.info(
@@ -220,75 +243,69 @@ export class DeliveryWorker {
     const latencyMs = Math.round(performance.now() - started);
     const outcome = this.#scrubbed(raw);
     this.#tell({ notification, outcome, attempt, latencyMs });
+    const decision = decide(outcome, progress, this.#options.policy, {
+      shuttingDown: this.#abort.signal.aborted,
+      maxHoldMs: this.#maxHoldMs,
+    });
+    return this.#carryOut(job, decision, outcome);
+  }
 
-    switch (outcome.kind) {
-      case 'delivered':
-        await markers.mark(this.receiver, notification.id).catch((error: unknown) => {
+  /** Does what `decide` said: Redis writes, the hold, and the BullMQ error that settles the job. */
+  async #carryOut(
+    job: DeliveryJob,
+    decision: DeliveryDecision,
+    outcome: DeliveryOutcome,
+  ): Promise<DeliveryResult> {
+    const { notification } = job.data;
+    if ('progress' in decision && decision.progress) await this.#record(job, decision.progress);
+    switch (decision.action) {
+      case 'complete': {
+        await this.#options.markers.mark(this.receiver, notification.id).catch((error: unknown) => {
           // Delivered all the same; only a crash before "completed" could now send it twice.
           this.#logger?.warn(
             { notification: notification.id, err: (error as Error).message },
             'could not write the delivered marker',
           );
         });
+        const { attempt } = decision;
         return outcome.status === undefined
           ? { delivered: true, attempt }
           : { delivered: true, attempt, status: outcome.status };
-
-      case 'throttled': {
-        await this.#record(job, {
-          ...progress,
-          throttled: (progress.throttled ?? 0) + 1,
-          ...failure(outcome),
-        });
-        await this.#hold(outcome.retryAfterMs);
-        this.#logger?.info(
-          { notification: notification.id, holdMs: outcome.retryAfterMs, reason: outcome.reason },
-          'receiver asked us to slow down; holding it',
-        );
-        throw new RateLimitError();
       }
 
-      case 'retry': {
-        if (this.#abort.signal.aborted) {
-          // Cut short by the shutdown: not the receiver's failure, so no attempt is used up.
-          throw new RateLimitError();
-        }
-        await this.#record(job, { ...progress, attempts: attempt, ...failure(outcome) });
-        const { policy } = this.#options;
-        const delay = attempt >= policy.attempts ? undefined : policy.delayBefore(attempt + 1);
-        if (delay === undefined) {
-          throw new UnrecoverableError(
-            `gave up after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${outcome.reason}`,
-          );
-        }
-        const holdMs = Math.max(delay, outcome.retryAfterMs ?? 0);
-        await this.#hold(holdMs);
-        this.#logger?.info(
-          { notification: notification.id, attempt, of: policy.attempts, holdMs, reason: outcome.reason },
-          'delivery failed; holding the receiver until the next attempt',
-        );
-        throw new RateLimitError();
-      }
-
-      case 'rejected':
-        await this.#record(job, { ...progress, attempts: attempt, ...failure(outcome) });
-        throw new UnrecoverableError(outcome.reason);
-
-      case 'gone': {
-        await this.#record(job, { ...progress, attempts: attempt, ...failure(outcome) });
-        const { first, disabled: now } = await switches.disable(this.receiver, {
-          kind: this.kind,
+      case 'hold': {
+        // A send the shutdown cut short waits for nothing: the next start sends it.
+        if (decision.cause === 'shutdown' || outcome.kind === 'delivered') throw new RateLimitError();
+        const { retryAfter } = decision;
+        const hold = await this.#hold({
+          ms: decision.holdMs,
+          cause: decision.cause,
+          status: outcome.status,
           reason: outcome.reason,
-          ...(outcome.status === undefined ? {} : { status: outcome.status }),
+          retryAfterMs: retryAfter?.askedMs,
+          capped: retryAfter?.capped === true,
+          notification: notification.id,
+        });
+        this.#logHold(decision, hold, notification);
+        throw new RateLimitError();
+      }
+
+      case 'dead-letter':
+        throw new UnrecoverableError(decision.reason);
+
+      case 'disable': {
+        const { first, disabled } = await this.#options.disabledReceivers.disable(this.receiver, {
+          kind: this.kind,
+          ...decision.disabled,
         });
         if (first) {
           this.#logger?.error(
-            { reason: outcome.reason },
+            { reason: decision.disabled.reason },
             `receiver disabled: it answered that it is gone; \`fleetwatch receiver enable ${this.receiver}\` turns it back on`,
           );
         }
-        await this.#report(now);
-        throw new UnrecoverableError(`${outcome.reason} (receiver disabled)`);
+        await this.#report(disabled);
+        throw new UnrecoverableError(decision.reason);
       }
     }
   }
@@ -307,14 +324,19 @@ export class DeliveryWorker {
       { notification: job.data.notification?.id, err: message, holdMs: this.#errorHoldMs },
       'delivery could not be carried out; holding the receiver and trying again',
     );
-    await this.#hold(this.#errorHoldMs).catch(() => {});
+    await this.#hold({
+      ms: this.#errorHoldMs,
+      cause: 'error',
+      reason: `fleetwatch: ${message}`,
+      notification: job.data.notification?.id,
+    }).catch(() => {});
     throw new RateLimitError();
   }
 
   /** Raises `monitor.receiver.disabled` once per disabling; a failure here only delays it. */
   async #report(disabled: ReceiverDisabled): Promise<void> {
     try {
-      await this.#options.switches.report(this.receiver, disabled);
+      await this.#options.disabledReceivers.report(this.receiver, disabled);
     } catch (error) {
       this.#logger?.warn(
         { err: (error as Error).message },
@@ -323,10 +345,52 @@ export class DeliveryWorker {
     }
   }
 
-  /** Holds the whole receiver (every replica) for `ms`. */
-  async #hold(ms: number): Promise<void> {
-    const whole = Math.ceil(ms);
-    if (whole > 0) await this.#queue.rateLimit(whole);
+  /** Holds the whole receiver (every replica) for `request.ms`, with why; nothing for 0 ms. */
+  async #hold(request: HoldRequest): Promise<ReceiverHold | undefined> {
+    if (!(request.ms > 0)) return undefined;
+    return this.#options.holds.hold(this.receiver, request);
+  }
+
+  /** One line per hold: until when and why; a warning when the receiver asked for more than `max_hold`. */
+  #logHold(
+    decision: Extract<DeliveryDecision, { action: 'hold' }>,
+    hold: ReceiverHold | undefined,
+    notification: Notification,
+  ): void {
+    const fields = {
+      notification: notification.id,
+      holdMs: decision.holdMs,
+      until: hold?.until,
+      status: hold?.status,
+      reason: hold?.reason,
+      ...(decision.counted
+        ? { attempt: decision.progress?.attempts, of: this.#options.policy.attempts }
+        : {}),
+      ...(decision.retryAfter
+        ? { retryAfterMs: decision.retryAfter.askedMs, capped: decision.retryAfter.capped }
+        : {}),
+    };
+    const release =
+      decision.holdMs >= RELEASE_HINT_MS
+        ? `; \`fleetwatch receiver resume ${this.receiver}\` releases it now`
+        : '';
+    if (!hold) {
+      // A wait of 0 ms (a Retry-After of 0, a retry schedule that starts at 0s): no hold at all.
+      this.#logger?.info(fields, 'delivery failed; trying again at once');
+    } else if (decision.retryAfter?.capped) {
+      this.#logger?.warn(
+        { ...fields, maxHoldMs: this.#maxHoldMs },
+        `receiver asked to wait ${describeWait(decision.retryAfter.askedMs)} (Retry-After); ` +
+          `capped at max_hold ${formatDuration(this.#maxHoldMs)}: holding it until ${hold.until}${release}`,
+      );
+    } else if (decision.counted) {
+      this.#logger?.info(
+        fields,
+        `delivery failed; holding the receiver until the next attempt at ${hold.until}${release}`,
+      );
+    } else {
+      this.#logger?.info(fields, `receiver asked us to slow down; holding it until ${hold.until}${release}`);
+    }
   }
 
   async #record(job: DeliveryJob, progress: DeliveryProgress): Promise<void> {
@@ -387,9 +451,9 @@ export class DeliveryWorker {
   }
 }
 
-/** The last failure, replacing the one before (a status of `undefined` is dropped from the JSON). */
-function failure(outcome: Exclude<DeliveryOutcome, { kind: 'delivered' }>): Partial<DeliveryProgress> {
-  return { lastReason: outcome.reason, lastStatus: outcome.status };
+/** `99999999s`: a wait as the receiver put it, however long. */
+function describeWait(ms: number): string {
+  return Number.isFinite(ms) ? formatDuration(Math.round(ms)) : 'longer than can be counted';
 }
 
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {

@@ -1,3 +1,4 @@
+export { type DeliveryKeys, deliveryKeys } from '../../store/keys.js';
 export {
   type DeadLetter,
   DeadLetterError,
@@ -20,7 +21,12 @@ export {
   deliveryJobId,
   enqueueDelivery,
 } from './delivery-queue.js';
-export { type DeliveryService, type DeliveryServiceOptions, startDelivery } from './delivery-service.js';
+export {
+  type DeliveryService,
+  type DeliveryServiceOptions,
+  deliveryState,
+  startDelivery,
+} from './delivery-service.js';
 export {
   createDeliveryWorker,
   type DeliveryHook,
@@ -30,19 +36,16 @@ export {
   type DeliveryWorkerOptions,
   type DeliveryWorkerTuning,
 } from './delivery-worker.js';
-export { type DeliveryKeys, deliveryKeys } from './keys.js';
 export {
+  DisabledReceivers,
   type DisableRequest,
   type ReceiverDisabled,
-  ReceiverSwitch,
   receiverRef,
-} from './receiver-switch.js';
+} from './disabled-receivers.js';
 export {
-  type ExponentialBackoff,
-  exponentialPolicy,
-  type RetryPolicy,
-  type RetryPolicyOverrides,
-  retryPolicyFor,
-  SLACK_BACKOFF,
-  schedulePolicy,
-} from './retry-policy.js';
+  HOLD_CAUSES,
+  type HoldCause,
+  type HoldRequest,
+  type ReceiverHold,
+  ReceiverHolds,
+} from './holds.js';

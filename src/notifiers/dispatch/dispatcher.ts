@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { EVENT } from '../../events/catalogue.js';
 import type { FleetEvent } from '../../events/types.js';
-import { addEvent, closeSubject, openGroup } from '../routing/aggregation.js';
+import type { GroupContext } from '../aggregation/flusher.js';
+import { newRecord, reschedule } from '../aggregation/group-record.js';
+import { acknowledge, addEvent, closeSubject, openGroup } from '../aggregation/groups.js';
+import type { Muted } from '../muting/mutes.js';
 import type { TagsFor } from '../routing/entity-tags.js';
 import { groupFor } from '../routing/labels.js';
 import type { Router } from '../routing/router.js';
-import { DEFAULT_WAKE_POLICY, newRecord, reschedule, type WakePolicy } from './group-record.js';
-import type { GroupStore } from './group-store.js';
-import type { Muted, Mutes } from './mutes.js';
 
 /**
  * The first half of the notification step: one event from the `events` queue into the
@@ -19,12 +19,22 @@ import type { Muted, Mutes } from './mutes.js';
  *   there (`addEvent` dedups by id), so a retried job or two replicas taking the same event add it
  *   once. A failure (Redis away, contention) throws and the events job is retried; the groups
  *   already written dedup the retry.
- * - Muted (an active silence, a maintenance window): the event still went to the event log; here
- *   it is added with `muted`, which keeps incident bookkeeping without notifying it, and is
- *   counted through `onSuppressed` (once per event that changed a group, so not on redeliveries).
+ * - Incidents: an event that fires or resolves an incident (or removes an entity) is recorded in
+ *   the installation's incidents (`FiringIncidents`, inhibition's sources) first, whichever route
+ *   takes it.
+ * - Muted (an active silence, a maintenance window, an inhibiting incident that fires or fired over
+ *   the event's time): the event still went to the event log; here it is added with `muted`, which
+ *   keeps incident bookkeeping without notifying it (but a resolution of an incident a group
+ *   announced is still said there), marked with why (`MuteMarks`, for the API) and counted through
+ *   `onSuppressed` (once per event a group newly kept out, so not on redeliveries). An event not
+ *   muted yet may still be at flush (muting/mutes.ts, the wait).
  * - `vehicle.removed` / `robot.removed` also close the subject's open incidents in every other
  *   group (found through `{p}:notify:subject:<subject>`): a removed entity never resolves.
- * - No route configured: every event completes with nothing to do.
+ * - `incident.acknowledged` is not routed: it goes to the groups that hold its incident (found
+ *   through the subject set of `data.entity`), which show it in their next notification and hold
+ *   the incident's reminders until the acknowledgement ends (`acknowledge` in groups.ts).
+ * - No route configured: every event completes with nothing to do (nothing is notified, so
+ *   nothing needs inhibiting).
  */
 
 export interface Suppressed extends Muted {
@@ -49,12 +59,9 @@ export interface DispatchResult {
 }
 
 export interface DispatcherOptions {
-  store: GroupStore;
+  groups: GroupContext;
   router: Router;
   tagsFor: TagsFor;
-  mutes: Mutes;
-  policy?: WakePolicy;
-  now?: () => number;
   logger?: Logger;
   hooks?: DispatchHooks;
 }
@@ -62,48 +69,55 @@ export interface DispatcherOptions {
 const REMOVED = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
 
 export class Dispatcher {
-  readonly #store: GroupStore;
+  readonly #groups: GroupContext;
   readonly #router: Router;
   readonly #tagsFor: TagsFor;
-  readonly #mutes: Mutes;
-  readonly #policy: WakePolicy;
-  readonly #now: () => number;
   readonly #logger: Logger | undefined;
   readonly #hooks: DispatchHooks;
 
   constructor(options: DispatcherOptions) {
-    this.#store = options.store;
+    this.#groups = options.groups;
     this.#router = options.router;
     this.#tagsFor = options.tagsFor;
-    this.#mutes = options.mutes;
-    this.#policy = options.policy ?? DEFAULT_WAKE_POLICY;
-    this.#now = options.now ?? Date.now;
     this.#logger = options.logger?.child({ component: 'dispatcher' });
     this.#hooks = options.hooks ?? {};
   }
 
   async dispatch(event: FleetEvent): Promise<DispatchResult> {
-    const now = this.#now();
+    if (event.type === EVENT.incidentAcknowledged) return this.#acknowledge(event);
+    const now = this.#groups.now();
     const tags = this.#tagsFor(event.subject);
     const matches = this.#router.route(event, tags);
     if (matches.length === 0) return { groups: 0, added: 0, closedElsewhere: 0 };
-    const muted = (await this.#mutes.at(now))(event);
+    await this.#groups.incidents?.record(event);
+    const muted = (await this.#groups.mutes.at(now))(event, { covering: true });
     const targets = matches.map((match) => ({ match, group: groupFor(event, tags, match) }));
 
-    const wakes = await Promise.all(
+    const outcomes = await Promise.all(
       targets.map(({ match, group }) =>
-        this.#store.update<number | undefined>(group.key, (current) => {
-          const state = current?.state ?? openGroup(group, match, now);
-          const next = addEvent(state, event, now, match, muted ? { muted: true } : {});
-          if (next === state) return { result: undefined };
-          const record = reschedule({ ...(current ?? newRecord(state)), state: next }, now, this.#policy);
-          return { result: record.wakeAt, next: record };
-        }),
+        this.#groups.store.update<{ wake: number | undefined; keptOut: boolean } | undefined>(
+          group.key,
+          (current) => {
+            const state = current?.state ?? openGroup(group, match, now);
+            const next = addEvent(state, event, now, match, muted ? { muted: true } : {});
+            if (next === state) return { result: undefined };
+            const record = reschedule(
+              { ...(current ?? newRecord(state)), state: next },
+              now,
+              this.#groups.policy,
+            );
+            // A muted resolution of an incident the group announced is still said (groups.ts).
+            const keptOut = muted !== undefined && !next.pending.some((pending) => pending.id === event.id);
+            return { result: { wake: record.wakeAt, keptOut }, next: record };
+          },
+        ),
       ),
     );
-    const added = wakes.filter((wake) => wake !== undefined).length;
+    const wakes = outcomes.map((outcome) => outcome?.wake);
+    const added = outcomes.filter((outcome) => outcome !== undefined).length;
 
-    if (muted && added > 0) {
+    if (muted && outcomes.some((outcome) => outcome?.keptOut)) {
+      await this.#groups.marks?.mark(event.id, muted, now);
       this.#logger?.debug(
         { id: event.id, type: event.type, subject: event.subject, reason: muted.reason, by: muted.by },
         'event muted: kept out of notifications',
@@ -120,16 +134,44 @@ export class Dispatcher {
     return { groups: targets.length, added, closedElsewhere, ...(muted ? { muted } : {}) };
   }
 
+  /** Records an acknowledgement in every group holding its incident. */
+  async #acknowledge(event: FleetEvent): Promise<DispatchResult> {
+    const entity = event.data.entity;
+    if (typeof entity !== 'string') return { groups: 0, added: 0, closedElsewhere: 0 };
+    const now = this.#groups.now();
+    const check = await this.#groups.mutes.at(now);
+    const muted = (firing: FleetEvent) => check(firing) !== undefined;
+    const keys = await this.#groups.store.groupsOfSubject(entity);
+    const wakes = await Promise.all(
+      keys.map((key) =>
+        this.#groups.store.update<number | undefined>(key, (current) => {
+          if (!current) return { result: undefined };
+          const state = acknowledge(current.state, event, now, { muted });
+          if (state === current.state) return { result: undefined };
+          const record = reschedule({ ...current, state }, now, this.#groups.policy);
+          return { result: record.wakeAt, next: record };
+        }),
+      ),
+    );
+    wakes.forEach((wake, index) => {
+      const key = keys[index];
+      if (wake !== undefined && key !== undefined) this.#hooks.onScheduled?.(wake, key);
+    });
+    const added = wakes.filter((wake) => wake !== undefined).length;
+    this.#logger?.debug({ id: event.id, incident: event.data.incident, groups: added }, 'acknowledgement');
+    return { groups: keys.length, added, closedElsewhere: 0 };
+  }
+
   /** Closes the subject's incidents in the groups (other than `own`) that hold one. */
   async #closeElsewhere(subject: string, own: ReadonlySet<string>, now: number): Promise<number> {
-    const others = (await this.#store.groupsOfSubject(subject)).filter((key) => !own.has(key));
+    const others = (await this.#groups.store.groupsOfSubject(subject)).filter((key) => !own.has(key));
     const closed = await Promise.all(
       others.map((key) =>
-        this.#store.update<boolean>(key, (current) => {
+        this.#groups.store.update<boolean>(key, (current) => {
           if (!current) return { result: false };
           const state = closeSubject(current.state, subject);
           if (state === current.state) return { result: false };
-          return { result: true, next: reschedule({ ...current, state }, now, this.#policy) };
+          return { result: true, next: reschedule({ ...current, state }, now, this.#groups.policy) };
         }),
       ),
     );

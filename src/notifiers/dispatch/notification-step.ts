@@ -1,23 +1,34 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Config } from '../../config/schema.js';
 import type { FleetEvent } from '../../events/types.js';
+import { SnapshotStore } from '../../store/snapshot-store.js';
+import {
+  Flusher,
+  type FlusherHooks,
+  type FlusherOptions,
+  type GroupContext,
+} from '../aggregation/flusher.js';
+import { DEFAULT_WAKE_POLICY, type WakePolicy } from '../aggregation/group-record.js';
+import { GroupStore } from '../aggregation/group-store.js';
+import type { NotificationsConfig } from '../config.js';
 import { createDeliveryQueue, type DeliveryQueue } from '../delivery/delivery-queue.js';
-import { compileEntityTags } from '../routing/entity-tags.js';
-import { compileMaintenance } from '../routing/maintenance.js';
+import { FiringIncidents } from '../muting/firing-incidents.js';
+import { compileInhibitRules } from '../muting/inhibition.js';
+import { compileMaintenance } from '../muting/maintenance.js';
+import { MuteMarks } from '../muting/mute-marks.js';
+import { Mutes, type SnapshotReader } from '../muting/mutes.js';
+import { SilenceStore } from '../muting/silence-store.js';
+import type { ReceiverConfig } from '../receivers/kinds.js';
+import { compileEntityTags, type TagsFor } from '../routing/entity-tags.js';
 import { compileRoutes } from '../routing/router.js';
 import { Dispatcher, type DispatchHooks, type DispatchResult } from './dispatcher.js';
-import { Flusher, type FlusherHooks, type FlusherOptions } from './flusher.js';
-import { DEFAULT_WAKE_POLICY, type WakePolicy } from './group-record.js';
-import { GroupStore } from './group-store.js';
-import { Mutes } from './mutes.js';
-import { SilenceStore } from './silence-store.js';
 
 /**
- * The notification step as the daemon runs it, built from the config: routes, entity tags and
- * maintenance windows compiled once; the group store, silence store, dispatcher and flusher on the
- * daemon's producer connection; one delivery queue per configured receiver. The daemon hands every
- * `events` job to `dispatch`, calls `start` once, and `stop` after the events worker has closed.
+ * The notification step as the daemon runs it, built from the config: routes, entity tags,
+ * maintenance windows and inhibition rules compiled once; the group store, silence store,
+ * incidents, mute marks, dispatcher and flusher on the daemon's producer connection; one delivery
+ * queue per configured receiver. The daemon hands every `events` job to `dispatch`, calls `start`
+ * once, and `stop` after the events worker has closed.
  */
 
 export interface NotificationStepTuning {
@@ -27,8 +38,17 @@ export interface NotificationStepTuning {
   silenceCacheMs?: number;
 }
 
+/** The `notifications:` section; without `inhibit_rules` nothing is inhibited. */
+export type NotificationStepSection = Omit<NotificationsConfig, 'inhibit_rules' | 'inhibit_max_wait'> &
+  Partial<Pick<NotificationsConfig, 'inhibit_rules' | 'inhibit_max_wait'>>;
+
 export interface NotificationStepOptions extends NotificationStepTuning {
-  config: Pick<Config, 'notifications' | 'receivers'>;
+  config: { notifications: NotificationStepSection; receivers: readonly Pick<ReceiverConfig, 'name'>[] };
+  /**
+   * The snapshots, which the inhibition wait reads (muting/mutes.ts); by default a reader on
+   * `redis`.
+   */
+  snapshots?: SnapshotReader;
   /** A producer connection; not closed by the step. */
   redis: Redis;
   prefix: string;
@@ -37,11 +57,46 @@ export interface NotificationStepOptions extends NotificationStepTuning {
   hooks?: DispatchHooks & FlusherHooks;
 }
 
+/**
+ * Who is muted now (silences, maintenance windows, inhibition rules), built from the config. The
+ * notification step uses it, and so does whoever must say whether an incident is muted right now
+ * (src/incidents), so both answer the same.
+ */
+export function createMutes(options: {
+  notifications: NotificationStepSection;
+  redis: Redis;
+  prefix: string;
+  logger?: Logger;
+  cacheMs?: number;
+  tagsFor?: TagsFor;
+  silences?: SilenceStore;
+  incidents?: FiringIncidents;
+  /** What the inhibition wait reads; by default a reader on `redis`. */
+  snapshots?: SnapshotReader;
+}): Mutes {
+  const { notifications, redis, prefix, logger } = options;
+  return new Mutes({
+    silences: options.silences ?? new SilenceStore({ redis, prefix }),
+    maintenance: compileMaintenance(notifications.maintenance),
+    inhibition: {
+      rules: compileInhibitRules(notifications.inhibit_rules ?? []),
+      incidents: options.incidents ?? new FiringIncidents({ redis, prefix }),
+      snapshots: options.snapshots ?? new SnapshotStore({ redis, prefix, installation: 'notifications' }),
+      maxWaitMs: notifications.inhibit_max_wait ?? 0,
+    },
+    tagsFor: options.tagsFor ?? compileEntityTags(notifications.entity_tags),
+    ...(options.cacheMs === undefined ? {} : { cacheMs: options.cacheMs }),
+    ...(logger ? { logger } : {}),
+  });
+}
+
 export interface NotificationStep {
   readonly dispatcher: Dispatcher;
   readonly flusher: Flusher;
   readonly groups: GroupStore;
   readonly silences: SilenceStore;
+  readonly mutes: Mutes;
+  readonly marks: MuteMarks;
   readonly queues: ReadonlyMap<string, DeliveryQueue>;
   dispatch(event: FleetEvent): Promise<DispatchResult>;
   start(): void;
@@ -56,10 +111,16 @@ export function createNotificationStep(options: NotificationStepOptions): Notifi
   const tagsFor = compileEntityTags(config.notifications.entity_tags);
   const groups = new GroupStore({ redis, prefix });
   const silences = new SilenceStore({ redis, prefix });
-  const mutes = new Mutes({
-    silences,
-    maintenance: compileMaintenance(config.notifications.maintenance),
+  const incidents = new FiringIncidents({ redis, prefix });
+  const marks = new MuteMarks({ redis, prefix });
+  const mutes = createMutes({
+    notifications: config.notifications,
+    redis,
+    prefix,
     tagsFor,
+    silences,
+    incidents,
+    ...(options.snapshots ? { snapshots: options.snapshots } : {}),
     ...(options.silenceCacheMs === undefined ? {} : { cacheMs: options.silenceCacheMs }),
     ...(logger ? { logger } : {}),
   });
@@ -75,23 +136,18 @@ export function createNotificationStep(options: NotificationStepOptions): Notifi
     ]),
   );
   const hooks = options.hooks ?? {};
+  const context: GroupContext = { store: groups, mutes, policy, now, incidents, marks };
   const flusher = new Flusher({
-    store: groups,
-    mutes,
+    groups: context,
     queues,
-    policy,
-    now,
     hooks,
     ...options.flusher,
     ...(logger ? { logger } : {}),
   });
   const dispatcher = new Dispatcher({
-    store: groups,
+    groups: context,
     router: compileRoutes(config.notifications.route),
     tagsFor,
-    mutes,
-    policy,
-    now,
     hooks: {
       onSuppressed: (suppressed) => hooks.onSuppressed?.(suppressed),
       onScheduled: (wakeAt, groupKey) => {
@@ -106,6 +162,8 @@ export function createNotificationStep(options: NotificationStepOptions): Notifi
     flusher,
     groups,
     silences,
+    mutes,
+    marks,
     queues,
     dispatch: (event) => dispatcher.dispatch(event),
     start: () => flusher.start(),

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { duration, formatDuration } from '../../config/duration.js';
 import { FLEET_EVENT_TYPES } from '../../events/catalogue.js';
-import { cronProblem, timeZoneProblem } from './cron.js';
+import { durationField } from '../../lib/fields.js';
+import { formatPath } from '../../lib/issues.js';
 import { BUILTIN_LABELS, GROUP_BY_ALL } from './labels.js';
-import { compileGlob, globProblem, type MatchSpec } from './matcher.js';
+import { compileGlob, globProblem } from './matcher.js';
 
 /**
  * The notification routing sections of the config file (snake_case, strict):
@@ -38,34 +38,6 @@ import { compileGlob, globProblem, type MatchSpec } from './matcher.js';
  * receivers by the caller, with `checkReceiverNames`.
  */
 
-const DURATION_HINT = 'must be a duration such as 30s, 5m or 4h (or a whole number of milliseconds)';
-
-/** A duration field (see config/duration.ts) with plain messages for negative and too small values. */
-export function durationField(min: number, max = Number.POSITIVE_INFINITY) {
-  return z.union([z.number(), z.string()], { error: DURATION_HINT }).transform((value, ctx) => {
-    if (typeof value === 'number' ? value < 0 : value.trim().startsWith('-')) {
-      ctx.addIssue({ code: 'custom', message: `must not be negative (got ${value})` });
-      return z.NEVER;
-    }
-    const parsed = duration.safeParse(value);
-    if (!parsed.success) {
-      const message =
-        typeof value === 'number' ? DURATION_HINT : (parsed.error.issues[0]?.message ?? DURATION_HINT);
-      ctx.addIssue({ code: 'custom', message });
-      return z.NEVER;
-    }
-    if (parsed.data < min) {
-      ctx.addIssue({ code: 'custom', message: `must be at least ${formatDuration(min)} (got ${value})` });
-      return z.NEVER;
-    }
-    if (parsed.data > max) {
-      ctx.addIssue({ code: 'custom', message: `must be at most ${formatDuration(max)} (got ${value})` });
-      return z.NEVER;
-    }
-    return parsed.data;
-  });
-}
-
 export const severityFieldSchema = z.enum(['info', 'warning', 'critical'], {
   error: (issue) =>
     `must be one of info, warning, critical (a minimum: warning matches warning and critical)${
@@ -98,12 +70,12 @@ const typeGlobs = z.union([typeGlob, z.array(typeGlob).min(1, { error: 'must lis
 });
 
 const TAG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const BUILTIN = new Set<string>(BUILTIN_LABELS);
+export const BUILTIN_TAG_NAMES: ReadonlySet<string> = new Set<string>(BUILTIN_LABELS);
 
 /** Why a tag name is not usable, or undefined. */
 export function tagNameProblem(name: string): string | undefined {
   if (!TAG_NAME.test(name)) return `tag name "${name}" must be letters, digits and _ (not first a digit)`;
-  if (BUILTIN.has(name)) {
+  if (BUILTIN_TAG_NAMES.has(name)) {
     return `"${name}" is a built-in label (${BUILTIN_LABELS.join(', ')}) and cannot be a tag name`;
   }
   return undefined;
@@ -163,10 +135,14 @@ export interface ChildRouteConfig {
   routes: ChildRouteConfig[];
 }
 
+/**
+ * Group timings. They are due times kept in Redis, never one timer each (the flusher looks every
+ * second), so a reminder may be a month apart.
+ */
 const timing = {
-  group_wait: durationField(0),
-  group_interval: durationField(1_000),
-  repeat_interval: durationField(60_000),
+  group_wait: durationField(0, 3_600_000),
+  group_interval: durationField(1_000, 86_400_000),
+  repeat_interval: durationField(1_000, 30 * 86_400_000, { armsTimer: false }),
 };
 
 export const childRouteSchema: z.ZodType<ChildRouteConfig, unknown> = z.strictObject({
@@ -203,135 +179,14 @@ export type RootRouteConfig = z.output<typeof rootRouteSchema>;
 export const entityTagSchema = z.strictObject({
   /** Subject glob, e.g. `vehicle/north-*`. */
   match: glob,
-  tags: byTagName(z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' })).refine(
-    (tags) => Object.keys(tags).length > 0,
-    { error: 'must name at least one tag' },
-  ),
+  tags: byTagName(
+    z.string({ error: 'expected a tag value (text)' }).min(1, { error: 'must not be empty' }),
+  ).refine((tags) => Object.keys(tags).length > 0, { error: 'must name at least one tag' }),
 });
 
 export type EntityTagConfig = z.output<typeof entityTagSchema>;
 
-/** Maintenance windows last at most this long (a longer mute is a silence, or a config change). */
-export const MAX_MAINTENANCE_DURATION = 31 * 86_400_000;
-
-export const maintenanceSchema = z.strictObject({
-  name: z.string({ error: 'must name the window' }).min(1, { error: 'must name the window' }),
-  /** Cron (5 or 6 fields, node-cron syntax): when each window opens, in `time_zone`. */
-  schedule: z.string({ error: 'must be a cron expression' }).superRefine((value, ctx) => {
-    const problem = cronProblem(value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }),
-  /** How long each window stays open (elapsed time, so a DST change does not stretch it). */
-  duration: durationField(1_000, MAX_MAINTENANCE_DURATION),
-  time_zone: z
-    .string({ error: 'must be an IANA time zone such as "Europe/Berlin"' })
-    .superRefine((value, ctx) => {
-      const problem = timeZoneProblem(value);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .default('UTC'),
-  match: matchSchema.optional(),
-});
-
-export type MaintenanceConfig = z.output<typeof maintenanceSchema>;
-
 type Path = (string | number)[];
-
-/** Problems that need more than one section: labels and tag names against `entity_tags`, window names. */
-export function notificationsProblems(config: {
-  route?: RootRouteConfig | undefined;
-  entity_tags: readonly EntityTagConfig[];
-  maintenance: readonly MaintenanceConfig[];
-}): { path: Path; message: string }[] {
-  const problems: { path: Path; message: string }[] = [];
-  const tagNames = new Set(config.entity_tags.flatMap((entry) => Object.keys(entry.tags)));
-  const known = () =>
-    [...BUILTIN_LABELS, ...[...tagNames].sort()].join(', ') +
-    (tagNames.size === 0 ? ' (add entity_tags to group by your own tags)' : '');
-
-  const checkTags = (match: MatchSpec | undefined, path: Path) => {
-    for (const name of Object.keys(match?.tags ?? {})) {
-      if (!tagNames.has(name)) {
-        problems.push({
-          path: [...path, 'match', 'tags', name],
-          message: `no entity_tags entry sets the tag "${name}", so this never matches`,
-        });
-      }
-    }
-  };
-  const walk = (
-    route: { group_by?: string[]; match?: MatchSpec; routes: ChildRouteConfig[] },
-    path: Path,
-  ) => {
-    route.group_by?.forEach((label, index) => {
-      if (label !== GROUP_BY_ALL && !BUILTIN.has(label) && !tagNames.has(label)) {
-        problems.push({
-          path: [...path, 'group_by', index],
-          message: `"${label}" is not a label; use ${known()}`,
-        });
-      }
-    });
-    checkTags(route.match, path);
-    route.routes.forEach((child, index) => {
-      walk(child, [...path, 'routes', index]);
-    });
-  };
-  if (config.route) walk(config.route, ['route']);
-
-  const names = new Set<string>();
-  config.maintenance.forEach((window, index) => {
-    if (names.has(window.name)) {
-      problems.push({
-        path: ['maintenance', index, 'name'],
-        message: `"${window.name}" is used by another window`,
-      });
-    }
-    names.add(window.name);
-    checkTags(window.match, ['maintenance', index]);
-  });
-  return problems;
-}
-
-/**
- * The three sections together. Mount it as one object (`notifications: notificationsConfigSchema
- * .prefault({})`) to keep the cross-section checks; if the sections are spread into the top level
- * instead, run `notificationsProblems` on the parsed config.
- */
-export const notificationsConfigSchema = z
-  .strictObject({
-    route: rootRouteSchema.optional(),
-    entity_tags: z.array(entityTagSchema, { error: 'must be a list of { match, tags }' }).default([]),
-    maintenance: z.array(maintenanceSchema, { error: 'must be a list of windows' }).default([]),
-  })
-  .superRefine((config, ctx) => {
-    for (const problem of notificationsProblems(config)) {
-      ctx.addIssue({ code: 'custom', path: problem.path, message: problem.message });
-    }
-  });
-
-export type NotificationsConfig = z.output<typeof notificationsConfigSchema>;
-
-/** `route.routes[1].group_by[0]` */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let text = '';
-  for (const part of path) {
-    if (typeof part === 'number') text += `[${part}]`;
-    else text += text === '' ? String(part) : `.${String(part)}`;
-  }
-  return text;
-}
-
-/** One line per issue, `path: message`, for config checks and API answers. */
-export function formatIssues(error: z.ZodError, prefix: readonly PropertyKey[] = []): string[] {
-  return error.issues.map((issue) => {
-    const path = formatPath([...prefix, ...issue.path]) || '(top level)';
-    if (issue.code === 'unrecognized_keys') {
-      return `${path}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
-    }
-    if (issue.code === 'invalid_type' && issue.input === undefined) return `${path}: is required`;
-    return `${path}: ${issue.message}`;
-  });
-}
 
 /**
  * Receiver names used anywhere in the route tree that are not configured, one line each:

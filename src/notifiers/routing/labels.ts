@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { catalogueEntry, isFleetEventType } from '../../events/catalogue.js';
-import { canonicalJson } from '../../events/stable-hash.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
+import { canonicalJson } from '../../lib/stable-hash.js';
 
 /**
  * Labels: the flat string map routes match on and groups are keyed by (Alertmanager's labels).

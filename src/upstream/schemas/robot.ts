@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type ListReading, readElements } from '../list-elements.js';
 
 /**
  * Robot-level (`/v2`) payloads, parsed leniently (see `robot-shapes.md`): every object keeps its
@@ -44,12 +45,8 @@ export type RobotErrorBody = z.output<typeof robotErrorSchema>;
 
 // --- GET /v2/health, GET /v2/uuid -------------------------------------------------------------
 
-/** `{status}` from `/v2/health` (some robots add `message`, `data.uuid`). */
-export const robotHealthSchema = z.looseObject({
-  status: optional(z.string()),
-  message: optional(z.string()),
-  data: z.unknown().optional(),
-});
+/** `{status}` from `/v2/health` (some robots add `message`, `data.uuid`): an envelope. */
+export const robotHealthSchema = robotEnvelopeSchema.describe('A 200 with a parseable body means healthy');
 export type RobotHealth = z.output<typeof robotHealthSchema>;
 
 export const robotUuidResponseSchema = robotEnvelopeSchema.extend({
@@ -161,6 +158,11 @@ export const platformFeedbackResponseSchema = robotEnvelopeSchema.extend({
 });
 export type PlatformFeedbackResponse = z.output<typeof platformFeedbackResponseSchema>;
 
+/** What `platformFeedback` returns: `data.platform_feedback`. */
+export function platformFeedbackOf(body: PlatformFeedbackResponse): PlatformFeedback {
+  return body.data.platform_feedback;
+}
+
 // --- GET /v2/teleop-control/status ------------------------------------------------------------
 
 /** `data` of the lease status; no `holder_id` means nobody holds the lease. */
@@ -183,6 +185,29 @@ export interface LeaseStatus {
   raw: unknown;
 }
 
+/** What `teleopStatus` returns: the holder and expiry, and the body as received. */
+export function leaseStatusOf(body: TeleopStatusResponse, raw: unknown): LeaseStatus {
+  const lease: LeaseStatus = { raw };
+  if (body.data.holder_id !== undefined) lease.holderId = body.data.holder_id;
+  if (body.data.expires_at !== undefined) lease.expiresAt = body.data.expires_at;
+  return lease;
+}
+
+// --- Request bodies robot-shapes.md gives -------------------------------------------------------
+
+/**
+ * `POST /v2/motion-command`: `motion_command` 0 STOP (cancels every queued command), 1 PAUSE,
+ * 2 RESUME; `mode` 0 ADD, 1 PREEMPT (ADD when left out).
+ */
+export const motionCommandRequestSchema = z.looseObject({
+  motion_command: z.number().int().min(0).max(2),
+  mode: z.number().int().min(0).max(1).default(0),
+});
+export type MotionCommandRequest = z.output<typeof motionCommandRequestSchema>;
+
+/** `POST /v2/teleop-control/transfer`: the user the lease goes to. */
+export const leaseTransferRequestSchema = z.looseObject({ to: z.string().min(1) });
+
 // --- GET /api/robots --------------------------------------------------------------------------
 
 export interface RobotSummary {
@@ -198,29 +223,60 @@ function idOf(value: unknown): string | undefined {
   return undefined;
 }
 
-/** One entry of the robot list: a device id string, or an object naming it `device_id`, `deviceId` or `id`. */
-export const robotEntrySchema = z.unknown().transform((entry, ctx): RobotSummary => {
-  if (typeof entry === 'string' && entry !== '') return { deviceId: entry, raw: entry };
-  if (typeof entry === 'object' && entry !== null && !Array.isArray(entry)) {
-    const record = entry as Record<string, unknown>;
-    const deviceId = idOf(record.device_id) ?? idOf(record.deviceId) ?? idOf(record.id);
-    if (deviceId !== undefined) {
-      const summary: RobotSummary = { deviceId, raw: entry };
-      if (typeof record.name === 'string') summary.name = record.name;
-      return summary;
-    }
-    ctx.addIssue({ code: 'custom', message: 'robot entry has no device_id, deviceId or id' });
-    return z.NEVER;
-  }
-  ctx.addIssue({ code: 'custom', message: 'robot entry must be a device id or an object' });
-  return z.NEVER;
+const ID_VALUE = { anyOf: [{ type: 'string', minLength: 1 }, { type: 'number' }] };
+const objectWithId = (key: string) => ({
+  type: 'object',
+  required: [key],
+  properties: { [key]: ID_VALUE },
+  additionalProperties: true,
 });
+/** The entry's shape in JSON Schema terms, for the OpenAPI description (the transform has none of its own). */
+const ROBOT_ENTRY_JSON_SCHEMA = {
+  description: 'A device id, or an object naming it as device_id, deviceId or id (and perhaps its name)',
+  anyOf: [
+    { type: 'string', minLength: 1 },
+    objectWithId('device_id'),
+    objectWithId('deviceId'),
+    objectWithId('id'),
+  ],
+};
 
-const robotEntries = z.array(robotEntrySchema);
+/** The device id of a robot list element, when it names one readably. */
+export function robotIdOf(entry: unknown): string | undefined {
+  if (typeof entry === 'string') return entry !== '' ? entry : undefined;
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) return undefined;
+  const record = entry as Record<string, unknown>;
+  return idOf(record.device_id) ?? idOf(record.deviceId) ?? idOf(record.id);
+}
+
+/** One entry of the robot list: a device id string, or an object naming it `device_id`, `deviceId` or `id`. */
+export const robotEntrySchema = z
+  .unknown()
+  .transform((entry, ctx): RobotSummary => {
+    if (typeof entry === 'string' && entry !== '') return { deviceId: entry, raw: entry };
+    if (typeof entry === 'object' && entry !== null && !Array.isArray(entry)) {
+      const record = entry as Record<string, unknown>;
+      const deviceId = robotIdOf(record);
+      if (deviceId !== undefined) {
+        const summary: RobotSummary = { deviceId, raw: entry };
+        if (typeof record.name === 'string') summary.name = record.name;
+        return summary;
+      }
+      ctx.addIssue({ code: 'custom', message: 'robot entry has no device_id, deviceId or id' });
+      return z.NEVER;
+    }
+    ctx.addIssue({ code: 'custom', message: 'robot entry must be a device id or an object' });
+    return z.NEVER;
+  })
+  .meta(ROBOT_ENTRY_JSON_SCHEMA);
+
+/** The list's elements as the envelope sees them: checked one by one afterwards (`robotListOf`). */
+const robotEntries = z.array(z.unknown().meta(ROBOT_ENTRY_JSON_SCHEMA));
 
 /**
  * The robot list's shape is unspecified; accepted: `["id", ...]`, `[{device_id|deviceId|id, name?}, ...]`,
- * `{data: [...]}`, `{data: {robots: [...]}}` or `{robots: [...]}`.
+ * `{data: [...]}`, `{data: {robots: [...]}}` or `{robots: [...]}`. Any other shape fails as a
+ * whole; the elements of an accepted one are checked one by one (`robotListOf`).
  */
 export const robotListSchema = z.union([
   robotEntries,
@@ -228,3 +284,16 @@ export const robotListSchema = z.union([
   z.looseObject({ data: z.looseObject({ robots: robotEntries }) }).transform((body) => body.data.robots),
   z.looseObject({ robots: robotEntries }).transform((body) => body.robots),
 ]);
+
+/** What `listRobots` returns: the robots the list names, and the elements that name none. */
+export type RobotList = ListReading<RobotSummary>;
+
+/** The robot list, element by element (see list-elements.ts). */
+export function robotListOf(entries: readonly unknown[]): RobotList {
+  return readElements(entries, {
+    operation: 'robot.list_robots',
+    schema: robotEntrySchema,
+    noun: 'robot',
+    idOf: robotIdOf,
+  });
+}

@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import { type ListReading, readElements } from '../list-elements.js';
 
 /**
  * The vehicle-fleet interface (`/v1`), exactly as the spec describes it. Unknown fields are
  * dropped; a missing required field, a wrong type, a bad IPv4 address or an envelope whose
- * `status` is not `"success"` fails the parse (→ `InvalidPayloadError`).
+ * `status` is not `"success"` fails the parse (→ `InvalidPayloadError`). The vehicle list alone
+ * is checked element by element (`vehicleListOf`): a malformed vehicle is rejected by itself.
  */
 
 export const powerStateSchema = z.enum(['on', 'off', 'unknown']);
@@ -32,11 +34,32 @@ export const powerStatusSchema = z.object({
 });
 export type PowerStatus = z.output<typeof powerStatusSchema>;
 
+/** The list's envelope; its elements are checked one by one (`vehicleListOf`). */
 export const vehicleListResponseSchema = z.object({
   status: z.literal('success'),
-  data: z.array(vehicleSummarySchema),
+  data: z.array(z.unknown()),
 });
 export type VehicleListResponse = z.output<typeof vehicleListResponseSchema>;
+
+/** What `listVehicles` returns: the vehicles that match the spec, and the elements that do not. */
+export type VehicleList = ListReading<VehicleSummary>;
+
+/** The id of a vehicle list element, when it has a readable one (a non-empty string `id`). */
+export function vehicleIdOf(element: unknown): string | undefined {
+  if (typeof element !== 'object' || element === null || Array.isArray(element)) return undefined;
+  const { id } = element as { id?: unknown };
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+/** The vehicle list, element by element (see list-elements.ts). */
+export function vehicleListOf(body: VehicleListResponse): VehicleList {
+  return readElements(body.data, {
+    operation: 'list_vehicles',
+    schema: vehicleSummarySchema,
+    noun: 'vehicle',
+    idOf: vehicleIdOf,
+  });
+}
 
 export const powerStatusResponseSchema = z.object({
   status: z.literal('success'),

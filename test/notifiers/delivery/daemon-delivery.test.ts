@@ -5,7 +5,7 @@ import { startSimulator } from '../../../src/simulator/index.js';
 import type { Simulator } from '../../../src/simulator/types.js';
 import { testConfig } from '../../pollers/harness.js';
 import { WebhookReceiver } from '../../support/webhook-receiver.js';
-import { newSecret } from '../webhook/helpers.js';
+import { newSecret } from '../receivers/webhook/helpers.js';
 import { DeliveryHarness, notification, silent, vpnLost } from './helpers.js';
 
 const RECEIVER = 'ops-bridge';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/cli/exit-codes.js';
 import type { DeadLetter } from '../../../src/notifiers/delivery/dead-letters.js';
-import { schedulePolicy } from '../../../src/notifiers/delivery/retry-policy.js';
+import { schedulePolicy } from '../../../src/notifiers/receivers/webhook/retry-schedule.js';
 import { runCli, writeSimulatorConfig } from '../../support/cli.js';
 import { redisUrl } from '../../support/redis.js';
 import { WebhookReceiver } from '../../support/webhook-receiver.js';
-import { newSecret } from '../webhook/helpers.js';
+import { newSecret } from '../receivers/webhook/helpers.js';
 import { DeliveryHarness, type JobWatch, notification, vpnLost } from './helpers.js';
 
 const RECEIVER = 'ops-bridge';
@@ -125,7 +125,7 @@ describe('fleetwatch dlq', () => {
 
 describe('fleetwatch receiver', () => {
   it('list shows a disabled receiver; enable turns it back on; unknown names exit 4', async () => {
-    await h.switches.disable(RECEIVER, { kind: 'webhook', reason: 'HTTP 410', status: 410 });
+    await h.disabledReceivers.disable(RECEIVER, { kind: 'webhook', reason: 'HTTP 410', status: 410 });
     const list = await runCli(['receiver', 'list', '--json'], env());
     expect(list.code).toBe(ExitCode.ok);
     expect(JSON.parse(list.stdout)).toEqual([
@@ -133,6 +133,8 @@ describe('fleetwatch receiver', () => {
         name: RECEIVER,
         kind: 'webhook',
         disabled: expect.objectContaining({ reason: 'HTTP 410', status: 410 }),
+        hold: null,
+        maxHoldMs: 300_000,
         deadLetters: 0,
       },
     ]);
@@ -142,19 +144,21 @@ describe('fleetwatch receiver', () => {
     const enabled = await runCli(['receiver', 'enable', RECEIVER], env());
     expect(enabled.code).toBe(ExitCode.ok);
     expect(enabled.stdout).toContain(`${RECEIVER} enabled again`);
-    expect(await h.switches.status(RECEIVER)).toBeUndefined();
+    expect(await h.disabledReceivers.status(RECEIVER)).toBeUndefined();
     const again = await runCli(['receiver', 'enable', RECEIVER], env());
     expect(again.stdout).toBe(`${RECEIVER} is not disabled\n`);
     const text = await runCli(['receiver', 'list'], env());
-    expect(text.stdout).toMatch(/ops-bridge\s+webhook\s+enabled\s+0/);
+    expect(text.stdout).toMatch(/ops-bridge\s+webhook\s+5m\s+0\s+enabled\n/);
 
     const unknown = await runCli(['receiver', 'enable', 'nobody'], env());
     expect(unknown.code).toBe(ExitCode.notFound);
-    expect(unknown.stderr).toBe('fleetwatch: no receiver named "nobody" in the config\n');
+    expect(unknown.stderr).toBe(
+      'fleetwatch: no receiver named "nobody" in the config (configured: ops-bridge)\n',
+    );
   });
 
   it('--help works', async () => {
-    for (const args of [['dlq'], ['dlq', 'replay'], ['receiver', 'enable']]) {
+    for (const args of [['dlq'], ['dlq', 'replay'], ['receiver', 'enable'], ['receiver', 'resume']]) {
       const run = await runCli([...args, '--help'], {});
       expect(run.code, args.join(' ')).toBe(ExitCode.ok);
       expect(run.stdout).toContain('Usage: fleetwatch');

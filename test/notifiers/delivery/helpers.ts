@@ -1,9 +1,16 @@
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { FleetEvent } from '../../../src/events/types.js';
-import { SecretRegistry } from '../../../src/log/secrets.js';
 import {
-  type DeliveredMarkerStore,
+  closeQuietly,
+  createProducerConnection,
+  createWorkerConnection,
+  waitForReady,
+} from '../../../src/lib/redis-connection.js';
+import type { RetryPolicy } from '../../../src/lib/retry-policy.js';
+import { SecretRegistry } from '../../../src/log/secrets.js';
+import type {
+  DeliveredMarkerStore,
   DeliveredMarkers,
 } from '../../../src/notifiers/delivery/delivered-markers.js';
 import {
@@ -11,26 +18,22 @@ import {
   type DeliveryQueue,
   enqueueDelivery,
 } from '../../../src/notifiers/delivery/delivery-queue.js';
+import { deliveryState } from '../../../src/notifiers/delivery/delivery-service.js';
 import {
   type DeliveryReport,
   type DeliveryResult,
   DeliveryWorker,
   type DeliveryWorkerTuning,
 } from '../../../src/notifiers/delivery/delivery-worker.js';
-import { ReceiverSwitch } from '../../../src/notifiers/delivery/receiver-switch.js';
-import type { RetryPolicy } from '../../../src/notifiers/delivery/retry-policy.js';
-import { slackNotifierFactory } from '../../../src/notifiers/slack/index.js';
-import type { Notification, Notifier } from '../../../src/notifiers/types.js';
-import { webhookNotifierFactory } from '../../../src/notifiers/webhook/index.js';
-import {
-  closeQuietly,
-  createProducerConnection,
-  createWorkerConnection,
-  waitForReady,
-} from '../../../src/queues/connection.js';
+import type { DisabledReceivers } from '../../../src/notifiers/delivery/disabled-receivers.js';
+import type { ReceiverHold, ReceiverHolds } from '../../../src/notifiers/delivery/holds.js';
+import type { Notification, Notifier } from '../../../src/notifiers/notifier.js';
+import { slackNotifierFactory } from '../../../src/notifiers/receivers/slack/index.js';
+import { webhookNotifierFactory } from '../../../src/notifiers/receivers/webhook/index.js';
 import { EventLog } from '../../../src/store/event-log.js';
 import { SnapshotStore } from '../../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../../support/redis.js';
+import { waitFor } from '../../support/scenario.js';
 
 /**
  * Delivery against a real Redis (a prefix of its own) and real BullMQ, with notifiers posting to
@@ -133,6 +136,8 @@ export interface StartOptions {
   policy: RetryPolicy;
   tuning?: DeliveryWorkerTuning;
   markers?: DeliveredMarkerStore;
+  /** The receiver's max_hold (the default when absent). */
+  maxHoldMs?: number;
 }
 
 export interface StartedWorker {
@@ -149,7 +154,8 @@ export class DeliveryHarness {
   connection!: Redis;
   producer!: Redis;
   store!: SnapshotStore;
-  switches!: ReceiverSwitch;
+  disabledReceivers!: DisabledReceivers;
+  holds!: ReceiverHolds;
   markers!: DeliveredMarkers;
   eventLog!: EventLog;
   readonly #workers: DeliveryWorker[] = [];
@@ -162,8 +168,11 @@ export class DeliveryHarness {
     this.producer = createProducerConnection(redisUrl(), { name: 'test-delivery-producer' });
     await waitForReady(this.producer, { timeoutMs: 5_000 });
     this.store = new SnapshotStore({ redis: this.producer, prefix: this.prefix, installation: 'test' });
-    this.switches = new ReceiverSwitch({ redis: this.connection, prefix: this.prefix, store: this.store });
-    this.markers = new DeliveredMarkers({ redis: this.connection, prefix: this.prefix });
+    // What the daemon's delivery workers share, built as the daemon builds it.
+    const shared = deliveryState({ connection: this.connection, prefix: this.prefix, store: this.store });
+    this.disabledReceivers = shared.disabledReceivers;
+    this.holds = shared.holds;
+    this.markers = shared.markers;
     this.eventLog = new EventLog({ redis: this.producer, prefix: this.prefix });
     return this;
   }
@@ -205,8 +214,10 @@ export class DeliveryHarness {
       policy: options.policy,
       connection: this.connection,
       prefix: this.prefix,
-      switches: this.switches,
+      disabledReceivers: this.disabledReceivers,
       markers: options.markers ?? this.markers,
+      holds: this.holds,
+      ...(options.maxHoldMs === undefined ? {} : { maxHoldMs: options.maxHoldMs }),
       secrets: this.secrets,
       logger: silent,
       onOutcome: (report) => reports.push(report),
@@ -216,6 +227,18 @@ export class DeliveryHarness {
     const watch = new JobWatch(worker);
     await worker.ready;
     return { worker, watch, reports };
+  }
+
+  /** Resolves with the receiver's hold once one is recorded (the worker writes it after the answer). */
+  async held(receiver: string): Promise<ReceiverHold> {
+    const hold = await waitFor(
+      `a hold of ${receiver} recorded`,
+      async () => (await this.holds.status(receiver)) ?? null,
+      (found) => (found ? undefined : 'no hold yet'),
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+    if (!hold) throw new Error(`no hold of ${receiver}`);
+    return hold;
   }
 
   async receiverEvents(): Promise<FleetEvent[]> {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleetEventSchema } from '../../../src/events/catalogue.js';
+import { exponentialPolicy } from '../../../src/lib/retry-policy.js';
 import { DeadLetters } from '../../../src/notifiers/delivery/dead-letters.js';
-import { exponentialPolicy } from '../../../src/notifiers/delivery/retry-policy.js';
 import { SlackStandin, slackAnswers } from '../../support/slack-standin.js';
 import { DeliveryHarness, notification, vpnLost } from './helpers.js';
 
@@ -122,7 +122,7 @@ describe('delivery to Slack', () => {
       });
     }
     expect(standin.received).toHaveLength(1);
-    expect(await h.switches.status(RECEIVER)).toMatchObject({
+    expect(await h.disabledReceivers.status(RECEIVER)).toMatchObject({
       kind: 'slack',
       reason: 'Slack answered 410 channel_is_archived',
       status: 410,
@@ -143,7 +143,7 @@ describe('delivery to Slack', () => {
     expect(fleetEventSchema('monitor.receiver.disabled').safeParse(events[0]).success).toBe(true);
 
     // Re-enabled, it is sent to again.
-    await h.switches.enable(RECEIVER);
+    await h.disabledReceivers.enable(RECEIVER);
     await h.enqueue(ntf('ntf-4', 'veh-0004'));
     expect(await watch.nth('ntf-4')).toMatchObject({ state: 'completed' });
     expect(standin.received.map((post) => vehicleOf(post.raw))).toEqual(['veh-0001', 'veh-0004']);

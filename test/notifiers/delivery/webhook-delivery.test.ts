@@ -5,9 +5,9 @@ import {
   receiversWithDeadLetters,
 } from '../../../src/notifiers/delivery/dead-letters.js';
 import type { DeliveredMarkerStore } from '../../../src/notifiers/delivery/delivered-markers.js';
-import { schedulePolicy } from '../../../src/notifiers/delivery/retry-policy.js';
+import { schedulePolicy } from '../../../src/notifiers/receivers/webhook/retry-schedule.js';
 import { WebhookReceiver } from '../../support/webhook-receiver.js';
-import { newSecret } from '../webhook/helpers.js';
+import { newSecret } from '../receivers/webhook/helpers.js';
 import { DeliveryHarness, notification, vpnLost } from './helpers.js';
 
 const RECEIVER = 'ops-bridge';
@@ -108,7 +108,7 @@ describe('delivery to a signed webhook', () => {
       connection: h.producer,
       prefix: h.prefix,
       receivers: [RECEIVER],
-      switches: h.switches,
+      disabledReceivers: h.disabledReceivers,
     });
     try {
       const [letter] = await deadLetters.list();

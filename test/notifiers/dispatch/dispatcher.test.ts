@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Suppressed } from '../../../src/notifiers/dispatch/index.js';
+import type { Suppressed } from '../../../src/notifiers/dispatch/dispatcher.js';
 import { groupFor } from '../../../src/notifiers/routing/labels.js';
 import { eventually } from '../../support/redis.js';
 import { fleetEvent, RECEIVER, type Rig, route, shuffled, startRig, vpnBack, vpnLost } from './helpers.js';
@@ -26,8 +26,13 @@ const ids = (count: number) =>
 describe('dispatching events into groups', () => {
   it('40 vehicles losing VPN within the window, taken by two replicas at once (and twice), make ONE message listing them', async () => {
     const timing = { group_wait: 800, group_interval: 1_000 };
-    const one = await rig.replica({ route: route(timing) });
-    const two = await rig.replica({ route: route(timing) });
+    // The replicas' clock stands still while the events arrive: the window stays open however
+    // long the dispatching takes (their flushers run all the while), and closes when the test
+    // moves the clock on.
+    let clock = Date.now();
+    const now = () => clock;
+    const one = await rig.replica({ route: route(timing), now });
+    const two = await rig.replica({ route: route(timing), now });
     const events = ids(40).map((id) => vpnLost(id));
     // Both replicas take every event (the at-least-once queue redelivering to another replica),
     // one of them twice, in different orders and all at once.
@@ -38,6 +43,8 @@ describe('dispatching events into groups', () => {
     ]);
     const key = vpnGroupKey(timing);
     expect((await one.groups.get(key))?.state.pending).toHaveLength(40);
+    expect(rig.posts()).toHaveLength(0);
+    clock += timing.group_wait;
 
     await rig.standin.waitFor(1, 10_000);
     // Settled: nothing pending or outgoing, so no second message can come from these events.
@@ -54,14 +61,19 @@ describe('dispatching events into groups', () => {
     expect(notification?.events.map((event) => event.id).sort()).toEqual(
       events.map((event) => event.id).sort(),
     );
-    expect(await one.queues.get(RECEIVER)?.getJobCounts('completed', 'waiting', 'active', 'delayed')).toEqual(
-      {
-        completed: 1,
-        waiting: 0,
-        active: 0,
-        delayed: 0,
-      },
+    // The delivery job is marked completed just after its notification was delivered.
+    const jobs = one.queues.get(RECEIVER);
+    if (!jobs) throw new Error('no delivery queue');
+    const counts = await eventually(
+      () => jobs.getJobCounts('completed', 'waiting', 'active', 'delayed'),
+      (counts) => (counts.completed ?? 0) > 0,
     );
+    expect(counts).toEqual({
+      completed: 1,
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+    });
     const [text] = rig.texts();
     expect(text).toContain('40 vehicles lost their VPN connection');
     for (const id of ids(40)) expect(text).toContain(id);
@@ -190,6 +202,35 @@ describe('dispatching events into groups', () => {
     expect(await replica.groups.groupsOfSubject('vehicle/veh-0020')).toEqual([]);
     await rig.standin.waitFor(2);
     expect(rig.texts()[1]).toContain('veh-0020');
+  });
+
+  it('an acknowledgement goes to the groups holding its incident and shows in their next message', async () => {
+    const replica = await rig.replica();
+    await replica.dispatch(vpnLost('veh-0030'));
+    await rig.standin.waitFor(1);
+    const ack = fleetEvent('incident.acknowledged', 'incident/vpn-veh-0030-0a0b0c0d', {
+      incident: 'vpn-veh-0030-0a0b0c0d',
+      entity: 'vehicle/veh-0030',
+      key: 'vpn',
+      firing: 'vehicle.vpn.disconnected',
+      since: new Date().toISOString(),
+      by: 'dana',
+      comment: 'on it',
+      until: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(await replica.dispatch(ack)).toEqual({ groups: 1, added: 1, closedElsewhere: 0 });
+    // Taken once, however often it is delivered.
+    expect(await replica.dispatch(ack)).toEqual({ groups: 1, added: 0, closedElsewhere: 0 });
+    expect((await replica.groups.get(vpnGroupKey()))?.state.incidents['vehicle/veh-0030#vpn']?.ack).toEqual({
+      by: 'dana',
+      comment: 'on it',
+      until: Date.parse(String(ack.data.until)),
+    });
+    await rig.standin.waitFor(2);
+    expect(rig.texts()[1]).toContain('veh-0030 lost its VPN connection: acknowledged by dana: on it');
+    // An incident no group holds: nothing to do.
+    const other = { ...ack, id: 'evt-other', data: { ...ack.data, entity: 'vehicle/veh-9999' } };
+    expect(await replica.dispatch(other)).toEqual({ groups: 0, added: 0, closedElsewhere: 0 });
   });
 
   it('with no route configured, events complete without touching Redis', async () => {

@@ -3,27 +3,26 @@ import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { catalogueEntry, isFleetEventType } from '../../../src/events/catalogue.js';
 import type { EventData, FleetEvent } from '../../../src/events/types.js';
+import {
+  closeQuietly,
+  createProducerConnection,
+  createWorkerConnection,
+  waitForReady,
+} from '../../../src/lib/redis-connection.js';
 import { SecretRegistry } from '../../../src/log/secrets.js';
 import type { DeliveryJobData } from '../../../src/notifiers/delivery/delivery-queue.js';
 import {
   createNotificationStep,
   type NotificationStep,
   type NotificationStepOptions,
-} from '../../../src/notifiers/dispatch/index.js';
-import type {
-  EntityTagConfig,
-  MaintenanceConfig,
-  RootRouteConfig,
-} from '../../../src/notifiers/routing/config.js';
-import { type SlackReceiverConfig, slackReceiverSchema } from '../../../src/notifiers/slack/config.js';
-import { SlackNotifier } from '../../../src/notifiers/slack/slack-notifier.js';
-import type { Notification } from '../../../src/notifiers/types.js';
+} from '../../../src/notifiers/dispatch/notification-step.js';
+import type { InhibitRuleConfig, MaintenanceConfig } from '../../../src/notifiers/muting/config.js';
+import type { Notification } from '../../../src/notifiers/notifier.js';
 import {
-  closeQuietly,
-  createProducerConnection,
-  createWorkerConnection,
-  waitForReady,
-} from '../../../src/queues/connection.js';
+  type SlackReceiverConfig,
+  slackNotifierFactory,
+} from '../../../src/notifiers/receivers/slack/index.js';
+import type { EntityTagConfig, RootRouteConfig } from '../../../src/notifiers/routing/config.js';
 import { notifyQueueName } from '../../../src/queues/names.js';
 import { bullPrefix } from '../../../src/store/keys.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../../support/redis.js';
@@ -90,6 +89,9 @@ export interface ReplicaOptions extends Partial<Pick<NotificationStepOptions, 'h
   route?: RootRouteConfig | undefined;
   entityTags?: EntityTagConfig[];
   maintenance?: MaintenanceConfig[];
+  /** Inhibition rules (default: none) and how long the hold may last (default 0: no hold). */
+  inhibitRules?: InhibitRuleConfig[];
+  inhibitMaxWait?: number;
   /** Start the flusher (default true). */
   start?: boolean;
 }
@@ -111,17 +113,16 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-export async function startRig(): Promise<Rig> {
-  const prefix = uniquePrefix();
+export async function startRig(prefix = uniquePrefix()): Promise<Rig> {
   const admin = connect();
   const standin = await SlackStandin.start();
-  const config: SlackReceiverConfig = slackReceiverSchema.parse({
+  const config: SlackReceiverConfig = slackNotifierFactory.configSchema.parse({
     kind: 'slack',
     name: RECEIVER,
     url: standin.url,
   });
   const logger = pino({ enabled: false });
-  const slack = new SlackNotifier(config, { logger, secrets: new SecretRegistry() });
+  const slack = slackNotifierFactory.create(config, { logger, secrets: new SecretRegistry() });
   const delivered: Notification[] = [];
   const workerConnection = createWorkerConnection(redisUrl(), { name: 'test-delivery' });
   const worker = new Worker<DeliveryJobData>(
@@ -150,6 +151,8 @@ export async function startRig(): Promise<Rig> {
             route: 'route' in options ? options.route : route(),
             entity_tags: options.entityTags ?? [],
             maintenance: options.maintenance ?? [],
+            ...(options.inhibitRules ? { inhibit_rules: options.inhibitRules } : {}),
+            ...(options.inhibitMaxWait === undefined ? {} : { inhibit_max_wait: options.inhibitMaxWait }),
           },
           receivers: [{ ...config }],
         },
@@ -172,7 +175,7 @@ export async function startRig(): Promise<Rig> {
     async close() {
       await Promise.all(replicas.map((replica) => replica.stop()));
       await worker.close();
-      await slack.close();
+      await slack.close?.();
       await standin.close();
       await deletePrefixKeys(admin, prefix);
       await closeQuietly([...replicas.map((replica) => replica.redis), workerConnection, admin]);

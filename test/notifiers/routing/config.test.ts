@@ -1,23 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import {
-  checkReceiverNames,
-  formatIssues,
-  notificationsConfigSchema,
-  type RootRouteConfig,
-} from '../../../src/notifiers/routing/config.js';
+import { parseProblems } from '../../../src/lib/issues.js';
+import { notificationsConfigSchema } from '../../../src/notifiers/config.js';
+import { BUILTIN_INHIBIT_RULES } from '../../../src/notifiers/muting/config.js';
+import { checkReceiverNames, type RootRouteConfig } from '../../../src/notifiers/routing/config.js';
 import { compileEntityTags } from '../../../src/notifiers/routing/entity-tags.js';
 
 /** The problems of a notifications config, one `path: message` line each ([] when valid). */
 function problems(input: unknown): string[] {
-  const result = notificationsConfigSchema.safeParse(input);
-  return result.success ? [] : formatIssues(result.error);
+  const result = parseProblems(notificationsConfigSchema, input);
+  return result.ok ? [] : result.problems;
 }
 
 const ROOT = { receiver: 'ops' };
 
 describe('notifications config', () => {
   it('defaults to routing nothing', () => {
-    expect(notificationsConfigSchema.parse({})).toEqual({ entity_tags: [], maintenance: [] });
+    expect(notificationsConfigSchema.parse({})).toEqual({
+      entity_tags: [],
+      maintenance: [],
+      inhibit_rules: BUILTIN_INHIBIT_RULES,
+      inhibit_max_wait: 60_000,
+    });
   });
 
   it('fills route defaults: group everything per receiver, 30s / 5m / 4h, send resolved', () => {
@@ -109,33 +112,33 @@ describe('notifications config', () => {
 
   it('rejects negative, malformed and too short durations', () => {
     expect(problems({ route: { ...ROOT, group_wait: -5 } })).toEqual([
-      'route.group_wait: must not be negative (got -5)',
+      'route.group_wait: expected a duration between 0s and 1h, like 30s; got -5',
     ]);
     expect(problems({ route: { ...ROOT, routes: [{ repeat_interval: '-4h' }] } })).toEqual([
-      'route.routes[0].repeat_interval: must not be negative (got -4h)',
+      'route.routes[0].repeat_interval: expected a duration between 1s and 30d, like 30s; got -4h',
     ]);
     expect(problems({ route: { ...ROOT, group_interval: 'soon' } })).toEqual([
-      'route.group_interval: must be a duration such as 500ms, 30s, 5m or 1h (got "soon")',
+      'route.group_interval: expected a duration between 1s and 1d, like 30s; got soon',
     ]);
-    expect(problems({ route: { ...ROOT, repeat_interval: '10s' } })).toEqual([
-      'route.repeat_interval: must be at least 1m (got 10s)',
+    expect(problems({ route: { ...ROOT, repeat_interval: '500ms' } })).toEqual([
+      'route.repeat_interval: expected a duration between 1s and 30d, like 30s; got 500ms',
     ]);
     expect(problems({ maintenance: [{ name: 'w', schedule: '0 1 * * *', duration: '40d' }] })).toEqual([
-      'maintenance[0].duration: must be at most 31d (got 40d)',
+      'maintenance[0].duration: expected a duration between 1s and 31d, like 30s; got 40d',
     ]);
     expect(problems({ route: { ...ROOT, group_wait: true } })).toEqual([
-      'route.group_wait: must be a duration such as 30s, 5m or 4h (or a whole number of milliseconds)',
+      'route.group_wait: expected a duration between 0s and 1h, like 30s; got true',
     ]);
   });
 
   it('is strict: unknown fields, match or continue on the root', () => {
     expect(problems({ route: { ...ROOT, match: { severity: 'critical' }, continue: true } })).toEqual([
-      'route: unknown fields "match", "continue"',
+      'route: unknown fields "match", "continue" (expected one of receiver, group_by, group_wait, group_interval, repeat_interval, send_resolved, routes)',
     ]);
     expect(problems({ route: { ...ROOT, routes: [{ mach: {} }] } })).toEqual([
-      'route.routes[0]: unknown field "mach"',
+      'route.routes[0]: unknown field "mach"; did you mean "match"?',
     ]);
-    expect(problems({ route: {} })).toEqual(['route.receiver: is required']);
+    expect(problems({ route: {} })).toEqual(['route.receiver: is required (the name of a receiver)']);
   });
 
   it('checks group_by and tag names against entity_tags', () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FLEET_EVENT_TYPES } from '../../../src/events/catalogue.js';
 import type { FleetEvent } from '../../../src/events/types.js';
-import { notificationsConfigSchema } from '../../../src/notifiers/routing/config.js';
+import { notificationsConfigSchema } from '../../../src/notifiers/config.js';
 import { compileRoutes, type RouteMatch } from '../../../src/notifiers/routing/router.js';
 import { fleetEvent, vpnBack, vpnLost } from './helpers.js';
 

@@ -1,0 +1,28 @@
+export {
+  COMMAND_STATUSES,
+  type CommandStatus,
+  FACETS,
+  HEALTH_STATUSES,
+  type HealthStatus,
+  POWER_LABELS,
+  type PowerLabel,
+  VPN_STATUSES,
+  type VpnStatus,
+} from './facets.js';
+export {
+  type EntityGauges,
+  type EntityView,
+  type ErrorView,
+  type FleetReading,
+  FleetReadModel,
+  type FleetReadModelOptions,
+  type FleetStore,
+  type ListInfo,
+  type MembershipReading,
+  type Presence,
+  type RejectedView,
+  type RobotView,
+  readFleet,
+  readMembership,
+  type VehicleView,
+} from './read-model.js';

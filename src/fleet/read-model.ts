@@ -1,0 +1,293 @@
+import type { EntityKind } from '../events/types.js';
+import { membershipRef, targetsOf } from '../pollers/membership-view.js';
+import { ENTITY_FACETS, type FacetOf } from '../pollers/registry.js';
+import type { SnapshotRecord, SnapshotRef, SnapshotStore } from '../store/snapshot-store.js';
+import { type ApiFields, FACETS, type GaugeFields } from './facets.js';
+import { iso, isRecord, stateV1, stringOrNull } from './states.js';
+
+/**
+ * The fleet as fleetwatch last saw it, read from the snapshots in Redis (never from the upstream),
+ * for the API (`/api/vehicles`, `/api/robots`) and for the fleet gauges: the membership snapshot of
+ * a kind says which ids exist, and each facet's snapshot holds its detector state, decoded once
+ * (facets.ts) and projected for each reader. The two readers differ on purpose:
+ *
+ * - The API lists every KNOWN id (listed, or missing from fewer lists than
+ *   `detectors.membership.remove_after`), with its presence, every facet, when it was last seen
+ *   and its latest failing poll.
+ * - The gauges count the ids the pollers poll (known and not missing from the list: the rule of
+ *   `targetsOf`) and read only the facets that have gauges.
+ *
+ * Facet snapshots are read `batchSize` at a time (`store.read`: one round trip of HMGETs per
+ * batch), and only each entity's small view outlives its batch, never the fleet's states.
+ */
+
+export type FleetStore = Pick<SnapshotStore, 'read'>;
+
+export interface ErrorView {
+  /**
+   * Which snapshot failed: a facet (`link`, `power`, `health`, ...) or `list`. Named `signal` in
+   * the API since its first version; in the code it is a facet.
+   */
+  signal: string;
+  code: string;
+  status?: number;
+  message: string;
+}
+
+export interface Presence {
+  /** `listed`: in the latest list; `missing`: known, but absent from the latest list(s). */
+  status: 'listed' | 'missing';
+  /** While missing: since when (ISO 8601) and how many lists in a row. */
+  missingSince: string | null;
+  missedLists: number;
+}
+
+/** One entity as the API shows it: presence, each facet's fields, last seen, last error. */
+export type EntityView<Kind extends EntityKind> = { id: string; presence: Presence } & ApiFields<Kind> & {
+    /** The latest successful observation of any of its facets. */
+    lastSeenAt: string | null;
+    /** The most recent failed poll of a facet that has not succeeded since; null when none. */
+    lastError: ErrorView | null;
+  };
+
+export type VehicleView = EntityView<'vehicle'>;
+export type RobotView = EntityView<'robot'>;
+
+/** One listed entity as the gauges count it. */
+export type EntityGauges<Kind extends EntityKind> = { id: string } & GaugeFields<Kind>;
+
+/** An element of the latest list that did not match the spec (and was left out of it). */
+export interface RejectedView {
+  /** Its position in the list. */
+  index: number;
+  /** The entity it names; null when it names none (it could not be kept). */
+  id: string | null;
+  code: string;
+  message: string;
+}
+
+export interface ListInfo {
+  /** When the list (GET /v1/vehicles or GET /api/robots) last answered. */
+  lastSeenAt: string | null;
+  /** The list's own last failure, when its latest poll failed. */
+  lastError: ErrorView | null;
+  /** Elements of the latest list that did not match the spec: how many, and the first ones. */
+  rejected: { count: number; elements: RejectedView[] };
+}
+
+export interface FleetReading {
+  vehicles: EntityGauges<'vehicle'>[];
+  robots: EntityGauges<'robot'>[];
+  /** Epoch ms when the reading was taken. */
+  at: number;
+  durationMs: number;
+}
+
+/** A membership snapshot, decoded once for both readers. */
+export interface MembershipReading {
+  /** Known ids, sorted, each once (what the API lists). */
+  known: string[];
+  /** Known ids not missing from the list, sorted (what the pollers poll and the gauges count). */
+  targets: string[];
+  presence(id: string): Presence;
+  list: ListInfo;
+}
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function errorOf(signal: string, record: SnapshotRecord | undefined): ErrorView | null {
+  const error = record?.lastError;
+  if (!error) return null;
+  return {
+    signal,
+    code: error.code,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    message: error.message,
+  };
+}
+
+function latest(times: ReadonlyArray<string | undefined>): string | null {
+  let best: string | null = null;
+  let bestMs = Number.NEGATIVE_INFINITY;
+  for (const time of times) {
+    const ms = time === undefined ? Number.NaN : Date.parse(time);
+    if (Number.isFinite(ms) && ms > bestMs) {
+      best = time!;
+      bestMs = ms;
+    }
+  }
+  return best;
+}
+
+/** The failing facet polled most recently (the first of them on a tie). */
+function lastErrorOf(records: ReadonlyArray<[string, SnapshotRecord | undefined]>): ErrorView | null {
+  let best: ErrorView | null = null;
+  let bestMs = Number.NEGATIVE_INFINITY;
+  for (const [facet, record] of records) {
+    const error = errorOf(facet, record);
+    if (!error) continue;
+    const polled = latest([record?.lastPolledAt, record?.observedAt]);
+    const ms = polled === null ? 0 : Date.parse(polled);
+    if (best === null || ms > bestMs) {
+      best = error;
+      bestMs = ms;
+    }
+  }
+  return best;
+}
+
+function rejectedOf(state: ReturnType<typeof stateV1>): ListInfo['rejected'] {
+  const elements: RejectedView[] = [];
+  for (const entry of Array.isArray(state?.rejected) ? state.rejected : []) {
+    if (!isRecord(entry) || typeof entry.index !== 'number') continue;
+    elements.push({
+      index: entry.index,
+      id: stringOrNull(entry.id),
+      code: stringOrNull(entry.code) ?? 'unknown',
+      message: stringOrNull(entry.message) ?? '',
+    });
+  }
+  const count = typeof state?.rejectedCount === 'number' ? state.rejectedCount : elements.length;
+  return { count: Math.max(count, elements.length), elements };
+}
+
+export function readMembership(record: SnapshotRecord | undefined): MembershipReading {
+  const state = stateV1(record?.state);
+  const known = Array.isArray(state?.known) ? state.known.filter((id) => typeof id === 'string') : [];
+  const missing = new Map<string, Record<string, unknown>>();
+  if (Array.isArray(state?.missing)) {
+    for (const entry of state.missing) {
+      if (isRecord(entry) && typeof entry.id === 'string' && !missing.has(entry.id))
+        missing.set(entry.id, entry);
+    }
+  }
+  return {
+    known: [...new Set(known)].sort(byCodeUnit),
+    targets: targetsOf(record?.state),
+    presence: (id) => {
+      const entry = missing.get(id);
+      return entry
+        ? {
+            status: 'missing',
+            missingSince: iso(entry.since),
+            missedLists: typeof entry.count === 'number' ? entry.count : 0,
+          }
+        : { status: 'listed', missingSince: null, missedLists: 0 };
+    },
+    list: {
+      lastSeenAt: record?.lastSeenAt ?? null,
+      lastError: errorOf('list', record),
+      rejected: rejectedOf(state),
+    },
+  };
+}
+
+/** A facet's view, with the reading's type left open: each facet's own functions agree on it. */
+interface AnyFacetView {
+  read(state: ReturnType<typeof stateV1>): unknown;
+  api(reading: unknown): object;
+  gauge?(reading: unknown): object;
+}
+
+function viewOf<Kind extends EntityKind>(kind: Kind, facet: FacetOf<Kind>): AnyFacetView {
+  const views: Readonly<Record<string, AnyFacetView>> = FACETS[kind];
+  return views[facet]!;
+}
+
+export interface FleetReadModelOptions {
+  /** Snapshots per round trip; default 1,000. */
+  batchSize?: number;
+  now?: () => number;
+}
+
+export class FleetReadModel {
+  readonly #store: FleetStore;
+  readonly #batchSize: number;
+  readonly #now: () => number;
+
+  constructor(store: FleetStore, options: FleetReadModelOptions = {}) {
+    this.#store = store;
+    this.#batchSize = Math.max(1, Math.floor(options.batchSize ?? 1_000));
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The membership snapshots of `kinds`, in one round trip. */
+  async memberships(kinds: readonly EntityKind[]): Promise<MembershipReading[]> {
+    const records = await this.#store.read(kinds.map(membershipRef));
+    return kinds.map((_, i) => readMembership(records[i]));
+  }
+
+  /** The API views of `ids` (in order), every facet of the kind read. */
+  async views<Kind extends EntityKind>(
+    kind: Kind,
+    ids: readonly string[],
+    membership: MembershipReading,
+  ): Promise<EntityView<Kind>[]> {
+    const facets = ENTITY_FACETS[kind];
+    return this.#entities(kind, ids, facets, (id, records) => {
+      const fields = {};
+      facets.forEach((facet, i) => {
+        const view = viewOf(kind, facet);
+        Object.assign(fields, view.api(view.read(stateV1(records[i]?.state))));
+      });
+      return {
+        id,
+        presence: membership.presence(id),
+        ...fields,
+        lastSeenAt: latest(records.map((record) => record?.lastSeenAt)),
+        lastError: lastErrorOf(facets.map((facet, i) => [facet, records[i]])),
+      } as EntityView<Kind>; // the fields of every facet of the kind: ApiFields<Kind>
+    });
+  }
+
+  /** The gauge views of `ids` (in order), only the facets with gauges read. */
+  async gauges<Kind extends EntityKind>(kind: Kind, ids: readonly string[]): Promise<EntityGauges<Kind>[]> {
+    const facets = ENTITY_FACETS[kind].filter((facet) => viewOf(kind, facet).gauge);
+    return this.#entities(kind, ids, facets, (id, records) => {
+      const fields = {};
+      facets.forEach((facet, i) => {
+        const view = viewOf(kind, facet);
+        Object.assign(fields, view.gauge?.(view.read(stateV1(records[i]?.state))));
+      });
+      return { id, ...fields } as EntityGauges<Kind>; // the fields of every facet with gauges: GaugeFields<Kind>
+    });
+  }
+
+  /** The whole fleet for the gauges: both membership lists in one round trip, then their targets' facets. */
+  async readFleet(): Promise<FleetReading> {
+    const started = performance.now();
+    const [vehicles, robots] = await this.memberships(['vehicle', 'robot']);
+    return {
+      vehicles: await this.gauges('vehicle', vehicles!.targets),
+      robots: await this.gauges('robot', robots!.targets),
+      at: this.#now(),
+      durationMs: performance.now() - started,
+    };
+  }
+
+  /** Reads `facets` of every id, a batch of ids per round trip, and builds each entity's view at once. */
+  async #entities<View>(
+    kind: EntityKind,
+    ids: readonly string[],
+    facets: readonly string[],
+    build: (id: string, records: ReadonlyArray<SnapshotRecord | undefined>) => View,
+  ): Promise<View[]> {
+    const views: View[] = [];
+    if (facets.length === 0) return ids.map((id) => build(id, []));
+    const perBatch = Math.max(1, Math.floor(this.#batchSize / facets.length));
+    for (let start = 0; start < ids.length; start += perBatch) {
+      const batch = ids.slice(start, start + perBatch);
+      const refs: SnapshotRef[] = batch.flatMap((id) => facets.map((facet) => ({ kind, id, facet })));
+      const records = await this.#store.read(refs);
+      batch.forEach((id, i) => {
+        views.push(build(id, records.slice(i * facets.length, (i + 1) * facets.length)));
+      });
+    }
+    return views;
+  }
+}
+
+/** One reading of the fleet for the gauges (see `FleetReadModel.readFleet`). */
+export function readFleet(store: FleetStore, options: FleetReadModelOptions = {}): Promise<FleetReading> {
+  return new FleetReadModel(store, options).readFleet();
+}

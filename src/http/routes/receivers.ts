@@ -1,0 +1,66 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { DeadLetters } from '../../notifiers/delivery/dead-letters.js';
+import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
+import { ReceiverHolds } from '../../notifiers/delivery/holds.js';
+import { readReceiverStates } from '../../notifiers/delivery/receiver-states.js';
+import type { RouteContext } from '../context.js';
+import { notFound } from '../errors.js';
+import { parse } from '../validate.js';
+
+/**
+ * Receivers, as `fleetwatch receiver` shows and resumes them:
+ * - `GET /api/receivers`: each configured receiver with `disabled` (why, since when), `hold`
+ *   (until when, why: `cause`, the `status` and `reason` of the answer, the `retryAfterMs` it
+ *   asked for and whether `max_hold` `capped` it), `maxHoldMs` and its dead letters.
+ * - `POST /api/receivers/{name}/resume` (token): ends the hold now, on every replica; the next
+ *   notification, still first in its queue, is sent at once. 200 with `resumed` (the hold ended, or
+ *   null when it was not held); 404 for a name the config does not have. Logged as an audit trail
+ *   (receiver, the hold it ended, caller address).
+ */
+
+const nameParams = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
+    error: 'must be a receiver name (1 to 64 letters, digits, _ or -)',
+  }),
+});
+
+export function registerReceiverRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { config, redis } = context.options;
+  const prefix = config.redis.prefix;
+  const receivers = config.receivers.map(({ name, kind, max_hold }) => ({ name, kind, max_hold }));
+  const holds = new ReceiverHolds({ redis, prefix });
+  const disabledReceivers = new DisabledReceivers({ redis, prefix });
+  const deadLetters = new DeadLetters({
+    connection: redis,
+    prefix,
+    receivers: receivers.map((receiver) => receiver.name),
+    logger: context.logger,
+  });
+  app.addHook('onClose', async () => {
+    await deadLetters.close();
+  });
+
+  app.get('/api/receivers', { config: { access: 'read' } }, async () => ({
+    items: await readReceiverStates(receivers, { deadLetters, disabledReceivers, holds }),
+  }));
+
+  app.post('/api/receivers/:name/resume', { config: { access: 'write' } }, async (request) => {
+    const { name } = parse(nameParams, request.params, 'params');
+    if (!receivers.some((receiver) => receiver.name === name)) {
+      throw notFound(`no receiver "${name}" in the config (GET /api/receivers lists them)`);
+    }
+    const resumed = await holds.resume(name);
+    context.logger.info(
+      {
+        receiver: name,
+        wasHeldUntil: resumed?.until ?? null,
+        cause: resumed?.cause,
+        reason: resumed?.reason,
+        remote: request.ip,
+      },
+      resumed ? 'receiver resumed through the API' : 'receiver resume through the API: it was not held',
+    );
+    return { receiver: name, resumed: resumed ?? null };
+  });
+}

@@ -1,0 +1,271 @@
+import type { Logger } from 'pino';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { CATALOGUE } from '../events/catalogue.js';
+import type { FleetEvent } from '../events/types.js';
+import type { FleetStore } from '../fleet/index.js';
+import { REDIS_STATES, type RedisState } from '../lib/redis-health.js';
+import type { DeliveryHook } from '../notifiers/delivery/delivery-worker.js';
+import type { ReceiverHolds } from '../notifiers/delivery/holds.js';
+import type { Notifier } from '../notifiers/notifier.js';
+import { POLLER_NAMES } from '../pollers/registry.js';
+import type { RequestObserver } from '../upstream/http.js';
+import { VERSION } from '../version.js';
+import { DEFAULT_COLLECT_TIMEOUT_MS } from './cache.js';
+import { DROPPED_DEFAULT_METRICS, METRIC_PREFIX, METRICS, type MetricKey } from './catalogue.js';
+import { FleetGauges } from './fleet-gauges.js';
+import {
+  createNotificationMetrics,
+  DELIVERY_OUTCOMES,
+  type NotificationHooks,
+  SUPPRESSION_REASONS,
+} from './notification-metrics.js';
+import { createPollHooks, POLL_RESULTS, type PollMetricHooks, type PollTiming } from './poll-metrics.js';
+import { QueueGauges, type QueueSource } from './queue-gauges.js';
+import { createUpstreamObserver } from './upstream-metrics.js';
+
+/**
+ * One daemon's metrics: its OWN prom-client `Registry` (never the global one, so several daemons
+ * in one process — tests — do not collide), every family of the catalogue, prom-client's default
+ * process/Node.js metrics under the same `fleetwatch_` prefix, and the hooks the daemon hands to
+ * each stage. Serve it with `await metrics.text()` and `metrics.contentType` (the `MetricsSource`
+ * the HTTP server takes), or straight from `metrics.registry`.
+ *
+ * Scrape-time gauges (fleet, queues) read from Redis only once `bind` has given them the store
+ * and the queues, and then at most once per `fleetCacheMs`.
+ */
+
+export interface MetricsOptions {
+  /** Per-vehicle and per-robot series (`metrics.per_entity`); off for very large fleets. */
+  perEntity: boolean;
+  /** How long a fleet reading and the queue counts are reused by scrapes; default 5 s. */
+  fleetCacheMs?: number;
+  /** How long a scrape waits for a Redis read before it shows the last one; default 500 ms. */
+  collectTimeoutMs?: number;
+  /** Interval (and start delay) per poller, for poll lag and overrun. */
+  pollers?: Readonly<Partial<Record<string, PollTiming>>>;
+  /** Receiver names, so their series exist (at 0) before the first notification. */
+  receivers?: readonly string[];
+  /** Clock of ticks and observation times (the daemon's); `Date.now` by default. */
+  now?: () => number;
+  /** prom-client's default process and Node.js metrics; default true. */
+  defaultMetrics?: boolean;
+  logger?: Logger;
+}
+
+/** What the scrape-time gauges read. */
+export interface MetricsSources {
+  /** The shared snapshot store (fleet gauges). */
+  store?: FleetStore;
+  /** BullMQ queues to count (queue gauges; delivery queues name their receiver for dead letters). */
+  queues?: readonly QueueSource[];
+  /** The receivers' holds (of the delivery queues above). */
+  holds?: Pick<ReceiverHolds, 'statuses'>;
+}
+
+export interface MetricsHooks {
+  /** For `createUpstream({observer})`. */
+  upstream: RequestObserver;
+  /** For the poll runner (`PollHooks`), plus `jobFailed` for the poll worker's `failed` event. */
+  poll: PollMetricHooks;
+  /** For the notification step (`onSuppressed`, `onHandedOff`). */
+  notifications: NotificationHooks;
+  /** For delivery's `onOutcome`. */
+  delivery: DeliveryHook;
+  /** Events committed (see `CountingSnapshotStore`). */
+  events: (events: readonly FleetEvent[]) => void;
+  /** For the events worker's `onOrder`. */
+  order: { waited(event: FleetEvent): void; gaveUp(event: FleetEvent, skipped: number): void };
+  /** The Redis health check's state, as it changes (`RedisHealth` `onState`). */
+  redis: (state: RedisState) => void;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** Every metric family this registry exports (default metrics included). */
+  readonly names: readonly string[];
+  readonly perEntity: boolean;
+  /** The exposition's content type (`registry.contentType`), for the `/metrics` response. */
+  readonly contentType: string;
+  /** The exposition (`registry.metrics()`): scrape-time gauges are read now (or from their cache). */
+  text(): Promise<string>;
+  readonly hooks: MetricsHooks;
+  /** Wraps a receiver's notifier to time notifications end to end. */
+  instrumentNotifier(notifier: Notifier): Notifier;
+  /** Gives the scrape-time gauges their sources (again: replaces them). */
+  bind(sources: MetricsSources): void;
+  /** Detaches the sources (on shutdown, before their connections close); gauges keep their values. */
+  unbind(): void;
+}
+
+type LabelsOf<K extends MetricKey> = (typeof METRICS)[K]['labels'][number];
+
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry();
+  const now = options.now ?? Date.now;
+  const cacheMs = options.fleetCacheMs ?? 5_000;
+  const timeoutMs = options.collectTimeoutMs ?? DEFAULT_COLLECT_TIMEOUT_MS;
+  const registers = [registry];
+
+  const counter = <K extends MetricKey>(key: K): Counter<LabelsOf<K>> => {
+    const def = METRICS[key];
+    return new Counter<LabelsOf<K>>({
+      name: def.name,
+      help: def.help,
+      labelNames: def.labels as readonly LabelsOf<K>[],
+      registers,
+    });
+  };
+  const histogram = <K extends MetricKey>(key: K): Histogram<LabelsOf<K>> => {
+    const def: { name: string; help: string; labels: readonly string[]; buckets?: readonly number[] } =
+      METRICS[key];
+    return new Histogram<LabelsOf<K>>({
+      name: def.name,
+      help: def.help,
+      labelNames: def.labels as readonly LabelsOf<K>[],
+      ...(def.buckets ? { buckets: [...def.buckets] } : {}),
+      registers,
+    });
+  };
+  /** A gauge filled at scrape time by `collect` (shared by a group of gauges). */
+  const gauge = <K extends MetricKey>(key: K, collect?: () => Promise<void>): Gauge<LabelsOf<K>> => {
+    const def = METRICS[key];
+    return new Gauge<LabelsOf<K>>({
+      name: def.name,
+      help: def.help,
+      labelNames: def.labels as readonly LabelsOf<K>[],
+      ...(collect ? { collect } : {}),
+      registers,
+    });
+  };
+
+  if (options.defaultMetrics !== false) {
+    collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+    for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+  }
+
+  gauge('buildInfo').set({ version: VERSION }, 1);
+
+  const upstream = createUpstreamObserver({
+    requests: counter('upstreamRequests'),
+    duration: histogram('upstreamRequestDuration'),
+  });
+
+  const pollJobs = counter('pollJobs');
+  const poll = createPollHooks({
+    duration: histogram('pollDuration'),
+    lag: histogram('pollLag'),
+    jobs: pollJobs,
+    overrun: counter('pollCycleOverrun'),
+    observations: counter('pollObservations'),
+    observationErrors: counter('observationErrors'),
+    timings: options.pollers ?? {},
+    now,
+  });
+
+  const eventsTotal = counter('events');
+  const heldForOrder = counter('eventsHeldForOrder');
+  const orderSkipped = counter('eventsOrderSkipped');
+
+  const queued = counter('notificationsQueued');
+  const suppressed = counter('notificationsSuppressed');
+  const outcomes = counter('notifications');
+  const notifications = createNotificationMetrics({
+    queued,
+    suppressed,
+    outcomes,
+    delivery: histogram('notificationDelivery'),
+    send: histogram('notificationSendDuration'),
+    now,
+  });
+
+  const collectErrors = counter('collectErrors');
+  const collectQueues = () => queueGauges.collect();
+  const queueGauges: QueueGauges = new QueueGauges({
+    jobs: gauge('queueJobs', collectQueues),
+    deadLetters: gauge('deadLetters', collectQueues),
+    heldUntil: gauge('receiverHeldUntil', collectQueues),
+    holdInfo: gauge('receiverHoldInfo', collectQueues),
+    errors: collectErrors,
+    cacheMs,
+    timeoutMs,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+
+  const collectFleet = () => fleetGauges.collect();
+  const fleetGauges: FleetGauges = new FleetGauges({
+    gauges: {
+      vehicles: gauge('vehicles', collectFleet),
+      vehiclesByPower: gauge('vehiclesByPower', collectFleet),
+      powerCommands: gauge('vehiclePowerCommands', collectFleet),
+      robots: gauge('robots', collectFleet),
+      readDuration: gauge('fleetReadDuration', collectFleet),
+      readTimestamp: gauge('fleetReadTimestamp', collectFleet),
+      ...(options.perEntity
+        ? {
+            perEntity: {
+              vpnConnected: gauge('vehicleVpnConnected', collectFleet),
+              powerOn: gauge('vehiclePowerOn', collectFleet),
+              powerState: gauge('vehiclePowerState', collectFleet),
+              robotUp: gauge('robotUp', collectFleet),
+              autonomy: gauge('robotAutonomyStatus', collectFleet),
+            },
+          }
+        : {}),
+    },
+    errors: collectErrors,
+    cacheMs,
+    timeoutMs,
+    now,
+    ...(options.logger ? { logger: options.logger } : {}),
+  });
+
+  // Known label values start at 0, so rate() and "no data" behave from the first scrape.
+  const pollers = Object.keys(options.pollers ?? {}).filter((name) =>
+    (POLLER_NAMES as readonly string[]).includes(name),
+  );
+  for (const poller of pollers) for (const result of POLL_RESULTS) pollJobs.inc({ poller, result }, 0);
+  for (const entry of CATALOGUE) eventsTotal.inc({ type: entry.type }, 0);
+  for (const reason of SUPPRESSION_REASONS) suppressed.inc({ reason }, 0);
+  for (const receiver of options.receivers ?? []) {
+    queued.inc({ receiver }, 0);
+    for (const outcome of DELIVERY_OUTCOMES) outcomes.inc({ receiver, outcome }, 0);
+  }
+  for (const source of ['fleet', 'queues']) collectErrors.inc({ source }, 0);
+  const redisState = gauge('redisState');
+  for (const state of REDIS_STATES) redisState.set({ state }, 0);
+
+  const names = registry.getMetricsAsArray().map((metric) => metric.name);
+
+  return {
+    registry,
+    names,
+    perEntity: options.perEntity,
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+    hooks: {
+      upstream,
+      poll,
+      notifications: notifications.hooks,
+      delivery: notifications.onOutcome,
+      events: (events) => {
+        for (const event of events) eventsTotal.inc({ type: event.type });
+      },
+      order: {
+        waited: () => heldForOrder.inc(),
+        gaveUp: (_event, skipped) => orderSkipped.inc(skipped),
+      },
+      redis: (current) => {
+        for (const state of REDIS_STATES) redisState.set({ state }, state === current ? 1 : 0);
+      },
+    },
+    instrumentNotifier: notifications.instrumentNotifier,
+    bind(sources) {
+      fleetGauges.bind(sources.store);
+      queueGauges.bind(sources.queues, sources.holds);
+    },
+    unbind() {
+      fleetGauges.bind(undefined);
+      queueGauges.bind(undefined);
+    },
+  };
+}

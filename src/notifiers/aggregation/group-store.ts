@@ -1,0 +1,258 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
+import { type LuaScript, runScript } from '../../store/scripts.js';
+import { type GroupRecord, incidentSubjects } from './group-record.js';
+
+/**
+ * Aggregation groups in Redis, shared by every replica: `{p}:notify:group:<groupKey>` is a hash of
+ * `v` (a random version token) and `s` (the `GroupRecord` JSON). Every change is a read-modify-
+ * write that commits only if the version is still the one read (a Lua compare-and-set), retried
+ * with jittered back-off up to `maxAttempts` times; the same script keeps the wake set
+ * (`{p}:notify:wake`, score = `record.wakeAt`) and the subject sets (`{p}:notify:subject:<s>`, the
+ * groups holding an open incident of `s`) in step with the record, so a group is never stored
+ * without its wake time. All keys share the `{p}` hash tag: one slot on Redis Cluster.
+ *
+ * Versions are random tokens, not counters: a group deleted and created again never matches a
+ * version read from its previous life.
+ *
+ * Within one process, changes to the same group are queued and committed together (group commit):
+ * a burst of 40 events into one group costs a few writes, not 40 contended ones. Across replicas
+ * the compare-and-set orders them.
+ */
+
+/** A mutator's answer: `next` undefined = no change, null = delete the group. */
+export interface GroupChange<R> {
+  result: R;
+  next?: GroupRecord | null;
+}
+
+/** Pure with respect to its input (it may run several times: once per attempt). */
+export type GroupMutator<R> = (current: GroupRecord | undefined) => GroupChange<R>;
+
+export class GroupContentionError extends Error {
+  constructor(groupKey: string, attempts: number) {
+    super(`group ${groupKey} changed under us ${attempts} times in a row; giving up for now`);
+    this.name = 'GroupContentionError';
+  }
+}
+
+/**
+ * KEYS: group, wake, then `ARGV[6]` subject sets to add the group to, then subject sets to remove it
+ * from. ARGV: expected version ('' = must not exist), new version ('' = delete), record JSON, wake
+ * score ('' = none), group key (the wake and subject set member), number of sets to add to.
+ * Returns 1 when written, 0 when the version did not match.
+ */
+const WRITE_LUA = `
+local current = redis.call('HGET', KEYS[1], 'v')
+if (current or '') ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[5])
+else
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3])
+  if ARGV[4] == '' then
+    redis.call('ZREM', KEYS[2], ARGV[5])
+  else
+    redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+  end
+end
+local adds = tonumber(ARGV[6])
+for i = 3, #KEYS do
+  if i < 3 + adds then
+    redis.call('SADD', KEYS[i], ARGV[5])
+  else
+    redis.call('SREM', KEYS[i], ARGV[5])
+  end
+end
+return 1
+`;
+
+/**
+ * KEYS: wake. ARGV: now, lease until, limit. Takes up to `limit` groups due at `now` and moves their
+ * score to `lease until`, so other replicas' flushers skip them meanwhile; if this one dies, they
+ * come due again when the lease ends.
+ */
+const CLAIM_LUA = `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, member in ipairs(due) do
+  redis.call('ZADD', KEYS[1], ARGV[2], member)
+end
+return due
+`;
+
+/** KEYS: group, wake. ARGV: group key. Drops a wake entry whose group no longer exists. */
+const FORGET_LUA = `
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return 0
+`;
+
+const WRITE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupWrite', lua: WRITE_LUA };
+const CLAIM_SCRIPT: LuaScript = { name: 'fleetwatchNotifyClaim', lua: CLAIM_LUA, numberOfKeys: 1 };
+const FORGET_SCRIPT: LuaScript = { name: 'fleetwatchNotifyForget', lua: FORGET_LUA, numberOfKeys: 2 };
+
+export interface GroupStoreOptions {
+  /** A producer connection; not closed by the store. */
+  redis: Redis;
+  prefix?: string;
+  /** Compare-and-set attempts before `GroupContentionError` (the caller's job is retried). */
+  maxAttempts?: number;
+}
+
+interface Waiter {
+  mutate: GroupMutator<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function newVersion(): string {
+  return randomBytes(8).toString('hex');
+}
+
+export class GroupStore {
+  readonly keys: NotifyKeys;
+  readonly #redis: Redis;
+  readonly #maxAttempts: number;
+  readonly #waiting = new Map<string, Waiter[]>();
+  readonly #draining = new Set<string>();
+
+  constructor(options: GroupStoreOptions) {
+    this.#redis = options.redis;
+    this.keys = notifyKeys(options.prefix);
+    this.#maxAttempts = options.maxAttempts ?? 30;
+  }
+
+  async get(groupKey: string): Promise<GroupRecord | undefined> {
+    return (await this.#read(groupKey)).record;
+  }
+
+  /**
+   * Applies `mutate` to the stored record atomically and resolves to its result. Concurrent calls
+   * for the same group in this process are applied in call order in one write.
+   */
+  update<R>(groupKey: string, mutate: GroupMutator<R>): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const queue = this.#waiting.get(groupKey) ?? [];
+      queue.push({ mutate, resolve: resolve as (value: unknown) => void, reject });
+      this.#waiting.set(groupKey, queue);
+      if (!this.#draining.has(groupKey)) void this.#drain(groupKey);
+    });
+  }
+
+  /** Group keys due at `now` (at most `limit`), leased until `leaseUntil` against other flushers. */
+  async claimDue(now: number, leaseUntil: number, limit: number): Promise<string[]> {
+    const due = await runScript(this.#redis, CLAIM_SCRIPT, [this.keys.wake], [now, leaseUntil, limit]);
+    return Array.isArray(due) ? due.map(String) : [];
+  }
+
+  /** Removes the wake entry of a group that no longer exists. */
+  async forget(groupKey: string): Promise<void> {
+    await runScript(this.#redis, FORGET_SCRIPT, [this.keys.group(groupKey), this.keys.wake], [groupKey]);
+  }
+
+  /** Groups that hold an open incident of `subject`. */
+  async groupsOfSubject(subject: string): Promise<string[]> {
+    return this.#redis.smembers(this.keys.subject(subject));
+  }
+
+  /** The wake score of a group (tests, diagnostics). */
+  async wakeScore(groupKey: string): Promise<number | undefined> {
+    const score = await this.#redis.zscore(this.keys.wake, groupKey);
+    return score === null ? undefined : Number(score);
+  }
+
+  async #drain(groupKey: string): Promise<void> {
+    this.#draining.add(groupKey);
+    try {
+      for (;;) {
+        const batch = this.#waiting.get(groupKey);
+        if (!batch || batch.length === 0) break;
+        this.#waiting.delete(groupKey);
+        try {
+          const outcomes = await this.#apply(
+            groupKey,
+            batch.map((waiter) => waiter.mutate),
+          );
+          batch.forEach((waiter, index) => {
+            const outcome = outcomes[index];
+            if (outcome?.ok) waiter.resolve(outcome.value);
+            else waiter.reject(outcome?.error ?? new Error('group update lost its outcome'));
+          });
+        } catch (error) {
+          for (const waiter of batch) waiter.reject(error);
+        }
+      }
+    } finally {
+      this.#draining.delete(groupKey);
+    }
+  }
+
+  async #read(groupKey: string): Promise<{ version: string; record: GroupRecord | undefined }> {
+    const [version, json] = await this.#redis.hmget(this.keys.group(groupKey), 'v', 's');
+    if (!version || !json) return { version: version ?? '', record: undefined };
+    try {
+      return { version, record: JSON.parse(json) as GroupRecord };
+    } catch {
+      throw new Error(`group ${groupKey}: stored state is not valid JSON`);
+    }
+  }
+
+  async #apply(groupKey: string, mutators: readonly GroupMutator<unknown>[]): Promise<Outcome[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      const { version, record } = await this.#read(groupKey);
+      let current = record;
+      let changed = false;
+      const outcomes: Outcome[] = mutators.map((mutate) => {
+        try {
+          const change = mutate(current);
+          if (change.next !== undefined) {
+            current = change.next ?? undefined;
+            changed = true;
+          }
+          return { ok: true, value: change.result };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      });
+      if (!changed) return outcomes;
+      if (await this.#write(groupKey, version, record, current)) return outcomes;
+      if (attempt >= this.#maxAttempts) throw new GroupContentionError(groupKey, attempt);
+      await sleep(Math.random() * Math.min(100, 2 ** attempt));
+    }
+  }
+
+  async #write(
+    groupKey: string,
+    version: string,
+    before: GroupRecord | undefined,
+    after: GroupRecord | undefined,
+  ): Promise<boolean> {
+    if (!before && !after) return true;
+    const old = incidentSubjects(before);
+    const now = incidentSubjects(after);
+    const adds = [...now].filter((subject) => !old.has(subject));
+    const removes = [...old].filter((subject) => !now.has(subject));
+    const keys = [
+      this.keys.group(groupKey),
+      this.keys.wake,
+      ...adds.map((subject) => this.keys.subject(subject)),
+      ...removes.map((subject) => this.keys.subject(subject)),
+    ];
+    const args = after
+      ? [
+          version,
+          newVersion(),
+          JSON.stringify(after),
+          after.wakeAt === undefined ? '' : Math.round(after.wakeAt),
+          groupKey,
+          adds.length,
+        ]
+      : [version, '', '', '', groupKey, adds.length];
+    return (await runScript(this.#redis, WRITE_SCRIPT, keys, args)) === 1;
+  }
+}

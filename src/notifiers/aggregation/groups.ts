@@ -1,0 +1,533 @@
+import { EVENT } from '../../events/catalogue.js';
+import type { FleetEvent, Severity } from '../../events/types.js';
+import type { Notification } from '../notifier.js';
+import { type GroupRef, incidentOf, type Labels, maxSeverity, severityOf } from '../routing/labels.js';
+import type { RouteMatch } from '../routing/router.js';
+
+/**
+ * One group's state machine (Alertmanager's aggregation group), as pure functions over plain JSON
+ * the caller keeps (in Redis) under the group key. No clock: every function takes `now` (epoch ms).
+ *
+ * Timing. A flush is due `group_wait` after the first pending event arrived (the burst window) and
+ * never sooner than `group_interval` after the previous flush. (Alertmanager flushes a group that
+ * already notified as soon as `group_interval` has passed; waiting for `group_wait` as well means a
+ * new burst into a quiet, long-lived group is still caught whole instead of its first event going
+ * out alone.) A flush turns every pending event into ONE notification.
+ *
+ * Incidents. A firing event (`vehicle.vpn.disconnected`) opens the incident `(subject, key)`; its
+ * resolving counterpart closes it; `vehicle.removed` / `robot.removed` close every incident of that
+ * subject in this group (a removed entity never resolves). An incident that stays open is repeated
+ * by `reminders` every `repeat_interval` after its last notice.
+ *
+ * Resolutions. With `send_resolved: false` a resolving event only closes its incident. With `true`
+ * it is sent even when this group never saw the firing event (state lost, firing silenced): a
+ * resolution carries how long the problem lasted, and dropping one could leave an operator
+ * believing a problem still stands.
+ *
+ * Acknowledgements. `incident.acknowledged` (an operator's `fleetwatch ack`) reaches the groups
+ * holding its incident through `acknowledge`: the incident keeps who acknowledged it and until
+ * when, and the event is pending like any other, so the group's next notification shows it. While
+ * acknowledged (until it resolves or `until` passes) the incident gets no reminder; its next one is
+ * due when the acknowledgement ends.
+ *
+ * Muting (silences, maintenance, inhibition). The caller decides, when the event arrives
+ * (`addEvent(..., { muted: true })`) and again when it would be sent (`flush`'s `muted`): a muted
+ * event is kept out of notifications but keeps the incident bookkeeping. A muted firing event
+ * opens its incident unannounced and `reminders` announces it once `options.muted` no longer holds
+ * for it (the problem outlived the maintenance window, the silence or the inhibiting incident),
+ * unless it resolved meanwhile: then its resolution is not sent either (nobody was told it fired).
+ * The other way round, the resolution of an incident the group announced is always sent, muted or
+ * not: whoever was told it fires is told it stopped (`closing`).
+ *
+ * Waiting (inhibition's wait for its source, see muting/mutes.ts). When `flush`'s `waits` says an
+ * event cannot be judged yet, the whole flush waits (so the burst stays one notification) and the
+ * group is looked at again `RECHECK_MS` later; the caller bounds how long an event waits.
+ * `reminders` keeps an incident opened muted waiting the same way before announcing it.
+ *
+ * Exactly once. Adding an event whose id is pending or among the last `RECENT_IDS` flushed is a
+ * no-op, so a redelivered event is not notified twice. Notification ids are
+ * `<groupKey>~<group creation time, base 36>~<sequence>`: the same flush computed again from the
+ * same stored state has the same id (the delivery queue dedups it), and a group created anew under
+ * the same key (after the caller dropped an idle one) cannot reuse an old id.
+ */
+
+export interface IncidentState {
+  subject: string;
+  /** Catalogue incident key: `vpn`, `reachability`, `health`, ... */
+  key: string;
+  /** Epoch ms the incident opened in this group. */
+  openedAt: number;
+  /** The latest firing event, repeated in reminders. */
+  event: FleetEvent;
+  /** Epoch ms of the first notification that carried it; absent until then. */
+  firstNotifiedAt?: number;
+  lastNotifiedAt?: number;
+  /** Reminders sent so far. */
+  reminders: number;
+  /** The latest acknowledgement (`incident.acknowledged`); `until` in epoch ms. */
+  ack?: { by: string; comment: string; until: number };
+  /**
+   * When `reminders` next looks at it: `lastNotifiedAt + repeat_interval`, or — for an incident
+   * opened while muted — as soon as possible. Absent while its firing event waits to be flushed.
+   */
+  dueAt?: number;
+}
+
+export interface GroupState {
+  version: 1;
+  key: string;
+  receiver: string;
+  routeId: string;
+  /** The group's `group_by` label values (Notification.groupLabels). */
+  labels: Labels;
+  /** Timing of the route, refreshed from the route match on every `addEvent` (config reloads). */
+  groupWait: number;
+  groupInterval: number;
+  repeatInterval: number;
+  sendResolved: boolean;
+  /** Epoch ms; part of every notification id. */
+  createdAt: number;
+  /** Notifications produced so far (flushes and reminders). */
+  sequence: number;
+  /** Events waiting for the next flush, in arrival order. */
+  pending: FleetEvent[];
+  /** Epoch ms the oldest pending event arrived; absent when nothing is pending. */
+  pendingSince?: number;
+  /** Epoch ms of the last flush; absent before the first. */
+  lastFlushAt?: number;
+  /** While a flush waits (an event waits for its inhibition source to be known): look again then. */
+  recheckAt?: number;
+  /** Ids of pending resolutions of incidents this group announced: sent even when muted. */
+  closing?: string[];
+  /** Open incidents by `<subject>#<key>`. */
+  incidents: Record<string, IncidentState>;
+  /** Ids of the most recently flushed (or muted, or dropped) events, oldest first. */
+  recentIds: string[];
+}
+
+/** Makes a notification id from the group key, the group's creation time and the sequence number. */
+export type NotificationIdFn = (groupKey: string, createdAt: number, sequence: number) => string;
+
+export const RECENT_IDS = 512;
+
+/** How soon a waiting flush or announcement is looked at again. */
+export const RECHECK_MS = 1_000;
+
+export const notificationId: NotificationIdFn = (groupKey, createdAt, sequence) =>
+  `${groupKey}~${createdAt.toString(36)}~${sequence}`;
+
+export function incidentId(subject: string, key: string): string {
+  return `${subject}#${key}`;
+}
+
+const REMOVED_TYPES = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
+
+function timingOf(match: RouteMatch) {
+  return {
+    groupWait: match.groupWait,
+    groupInterval: match.groupInterval,
+    repeatInterval: match.repeatInterval,
+    sendResolved: match.sendResolved,
+  };
+}
+
+/** A new, empty group (the caller found no state under `group.key`). */
+export function openGroup(group: GroupRef, match: RouteMatch, now: number): GroupState {
+  return {
+    version: 1,
+    key: group.key,
+    receiver: match.receiver,
+    routeId: match.routeId,
+    labels: { ...group.labels },
+    ...timingOf(match),
+    createdAt: now,
+    sequence: 0,
+    pending: [],
+    incidents: {},
+    recentIds: [],
+  };
+}
+
+function remember(ids: readonly string[], more: readonly string[]): string[] {
+  const all = [...ids, ...more];
+  return all.length > RECENT_IDS ? all.slice(all.length - RECENT_IDS) : all;
+}
+
+/** The event is pending, or among the recently flushed (or muted, or dropped) ones. */
+function holds(state: GroupState, event: FleetEvent): boolean {
+  return state.recentIds.includes(event.id) || state.pending.some((pending) => pending.id === event.id);
+}
+
+export interface AddOptions {
+  /** The event is silenced or in maintenance: keep incident bookkeeping, do not notify it. */
+  muted?: boolean;
+}
+
+/** Adds one event; returns the new state (the input is not modified). */
+export function addEvent(
+  state: GroupState,
+  event: FleetEvent,
+  now: number,
+  match: RouteMatch,
+  options: AddOptions = {},
+): GroupState {
+  if (holds(state, event)) return state;
+  const incidents = { ...state.incidents };
+  const incident = incidentOf(event.type);
+  let unannounced = false;
+  let closesAnnounced = false;
+  if (incident?.role === 'fires') {
+    const id = incidentId(event.subject, incident.key);
+    const open = incidents[id];
+    if (open) {
+      incidents[id] = { ...open, event };
+    } else {
+      incidents[id] = {
+        subject: event.subject,
+        key: incident.key,
+        openedAt: now,
+        event,
+        reminders: 0,
+        ...(options.muted ? { dueAt: now } : {}),
+      };
+    }
+  } else if (incident?.role === 'resolves') {
+    const id = incidentId(event.subject, incident.key);
+    unannounced = incidents[id] !== undefined && !announcedOrWaiting(state, id);
+    closesAnnounced = incidents[id]?.firstNotifiedAt !== undefined;
+    delete incidents[id];
+  } else if (REMOVED_TYPES.has(event.type)) {
+    for (const [id, open] of Object.entries(incidents)) {
+      if (open.subject === event.subject) delete incidents[id];
+    }
+  }
+  const next: GroupState = { ...state, ...timingOf(match), incidents };
+  const dropped =
+    (options.muted === true && !closesAnnounced) ||
+    unannounced ||
+    (incident?.role === 'resolves' && !match.sendResolved);
+  if (dropped) return { ...next, recentIds: remember(state.recentIds, [event.id]) };
+  const added: GroupState = {
+    ...next,
+    pending: [...state.pending, event],
+    pendingSince: state.pendingSince ?? now,
+  };
+  return closesAnnounced ? { ...added, closing: [...(state.closing ?? []), event.id] } : added;
+}
+
+/** The incident id an event fires, if it fires one. */
+function firedIncident(event: FleetEvent): string | undefined {
+  const incident = incidentOf(event.type);
+  return incident?.role === 'fires' ? incidentId(event.subject, incident.key) : undefined;
+}
+
+/** The incident was announced, or its firing event waits in `pending` to be. */
+function announcedOrWaiting(state: GroupState, id: string): boolean {
+  return (
+    state.incidents[id]?.firstNotifiedAt !== undefined ||
+    state.pending.some((event) => firedIncident(event) === id)
+  );
+}
+
+/** Adds events in order (one state write for a batch). */
+export function addEvents(
+  state: GroupState,
+  events: readonly FleetEvent[],
+  now: number,
+  match: RouteMatch,
+  options: AddOptions = {},
+): GroupState {
+  return events.reduce((current, event) => addEvent(current, event, now, match, options), state);
+}
+
+/** When the pending events are due to be flushed, or undefined when nothing is pending. */
+export function dueAt(state: GroupState): number | undefined {
+  if (state.pending.length === 0 || state.pendingSince === undefined) return undefined;
+  const afterWait = state.pendingSince + state.groupWait;
+  const due =
+    state.lastFlushAt === undefined
+      ? afterWait
+      : Math.max(afterWait, state.lastFlushAt + state.groupInterval);
+  return state.recheckAt === undefined ? due : Math.max(due, state.recheckAt);
+}
+
+/** True when `flush` would produce a notification now. */
+export function due(state: GroupState, now: number): boolean {
+  const at = dueAt(state);
+  return at !== undefined && now >= at;
+}
+
+/** The earliest time `flush` or `reminders` has work: when to schedule the group's next look. */
+export function nextWakeAt(state: GroupState): number | undefined {
+  let wake = dueAt(state);
+  for (const incident of Object.values(state.incidents)) {
+    if (incident.dueAt !== undefined && (wake === undefined || incident.dueAt < wake)) wake = incident.dueAt;
+  }
+  return wake;
+}
+
+/** Nothing pending and no open incident: the caller may drop the state (keep it `group_interval` longer to keep dedup). */
+export function isIdle(state: GroupState): boolean {
+  return state.pending.length === 0 && Object.keys(state.incidents).length === 0;
+}
+
+function byTime(events: readonly FleetEvent[]): FleetEvent[] {
+  return events
+    .map((event, index) => ({ event, index, time: Date.parse(event.time) }))
+    .sort((a, b) =>
+      a.time === b.time || Number.isNaN(a.time - b.time) ? a.index - b.index : a.time - b.time,
+    )
+    .map(({ event }) => event);
+}
+
+function highest(events: readonly FleetEvent[]): Severity {
+  return events.reduce<Severity>((max, event) => maxSeverity(max, severityOf(event)), 'info');
+}
+
+function omit<T extends object, K extends keyof T>(value: T, ...keys: K[]): Omit<T, K> {
+  const copy = { ...value };
+  for (const key of keys) delete copy[key];
+  return copy;
+}
+
+export interface FlushOptions {
+  id?: NotificationIdFn;
+  /** Whether a pending event is muted now (it is then kept out: see the muting paragraph above). */
+  muted?: (event: FleetEvent) => boolean;
+  /** Whether a pending event cannot be judged yet: the flush then waits (see "Waiting" above). */
+  waits?: (event: FleetEvent) => boolean;
+}
+
+export interface FlushResult {
+  notification?: Notification;
+  state: GroupState;
+  /** Pending events this flush kept out because they are muted now. */
+  muted: FleetEvent[];
+}
+
+/** Drops the muted events from `pending`; an incident they opened stays open, unannounced. */
+function dropMuted(state: GroupState, muted: readonly FleetEvent[], now: number): GroupState {
+  if (muted.length === 0) return state;
+  const ids = new Set(muted.map((event) => event.id));
+  const pending = state.pending.filter((event) => !ids.has(event.id));
+  const incidents = { ...state.incidents };
+  for (const event of muted) {
+    const id = firedIncident(event);
+    const open = id === undefined ? undefined : incidents[id];
+    if (id !== undefined && open && open.firstNotifiedAt === undefined && open.dueAt === undefined) {
+      incidents[id] = { ...open, dueAt: now };
+    }
+  }
+  const next: GroupState = {
+    ...omit(state, 'pendingSince'),
+    pending,
+    incidents,
+    recentIds: remember(state.recentIds, [...ids]),
+  };
+  return pending.length > 0 && state.pendingSince !== undefined
+    ? { ...next, pendingSince: state.pendingSince }
+    : next;
+}
+
+/**
+ * When due, keeps out the pending events that are muted now; then, unless one of the others is
+ * waiting, turns every pending event into one notification (oldest first; `resolved` only when every
+ * event resolves an incident; the highest severity) and marks the incidents it announces. When
+ * not due, returns the state unchanged and no notification.
+ */
+export function flush(state: GroupState, now: number, options: FlushOptions = {}): FlushResult {
+  if (!due(state, now)) return { state, muted: [] };
+  const closing = new Set(state.closing);
+  const judged = state.pending.filter((event) => !closing.has(event.id));
+  const muted = options.muted ? judged.filter(options.muted) : [];
+  const kept = dropMuted(state, muted, now);
+  if (options.waits && judged.some((event) => !muted.includes(event) && options.waits?.(event))) {
+    return { state: { ...kept, recheckAt: now + RECHECK_MS }, muted };
+  }
+  const result = flushAll(omit(kept, 'recheckAt', 'closing'), now, options);
+  return { ...result, muted };
+}
+
+function flushAll(state: GroupState, now: number, options: FlushOptions): Omit<FlushResult, 'muted'> {
+  if (state.pending.length === 0) return { state };
+  const events = byTime(state.pending);
+  const sequence = state.sequence + 1;
+  const notification: Notification = {
+    id: (options.id ?? notificationId)(state.key, state.createdAt, sequence),
+    receiver: state.receiver,
+    groupKey: state.key,
+    groupLabels: { ...state.labels },
+    status: events.every((event) => incidentOf(event.type)?.role === 'resolves') ? 'resolved' : 'firing',
+    severity: highest(events),
+    events,
+    createdAt: new Date(now).toISOString(),
+  };
+  const incidents = { ...state.incidents };
+  for (const event of events) {
+    const incident = incidentOf(event.type);
+    if (incident?.role !== 'fires') continue;
+    const id = incidentId(event.subject, incident.key);
+    const open = incidents[id];
+    if (!open) continue;
+    incidents[id] = {
+      ...open,
+      firstNotifiedAt: open.firstNotifiedAt ?? now,
+      lastNotifiedAt: now,
+      dueAt: Math.max(now + state.repeatInterval, acknowledgedUntil(open, now)),
+    };
+  }
+  return {
+    notification,
+    state: {
+      ...omit(state, 'pendingSince'),
+      sequence,
+      pending: [],
+      lastFlushAt: now,
+      incidents,
+      recentIds: remember(
+        state.recentIds,
+        events.map((event) => event.id),
+      ),
+    },
+  };
+}
+
+export interface ReminderOptions {
+  id?: NotificationIdFn;
+  /**
+   * Whether an incident's latest event is muted now (silenced, in maintenance, inhibited). A muted
+   * incident is looked at again `group_interval` later. Pass it whenever muting exists: without
+   * it, an incident opened muted is announced at the next call.
+   */
+  muted?: (event: FleetEvent) => boolean;
+  /** Whether an incident opened muted cannot be announced yet (see "Waiting"): looked at again soon. */
+  waits?: (event: FleetEvent) => boolean;
+}
+
+/**
+ * One notification repeating the incidents still open whose notice is due (`repeat_interval` since
+ * the last one), with their latest firing events. `reminder.count` is the highest reminder number
+ * among them and `firstNotifiedAt` the earliest first notice. Incidents opened while muted and now
+ * unmuted are announced here too (a plain firing notification when there is nothing to remind).
+ */
+export function reminders(
+  state: GroupState,
+  now: number,
+  options: ReminderOptions = {},
+): { notification?: Notification; state: GroupState } {
+  const waiting = new Set<string>();
+  for (const event of state.pending) {
+    const incident = incidentOf(event.type);
+    if (incident?.role === 'fires') waiting.add(incidentId(event.subject, incident.key));
+  }
+  const incidents = { ...state.incidents };
+  const chosen: [string, IncidentState][] = [];
+  let changed = false;
+  for (const [id, incident] of Object.entries(state.incidents)) {
+    if (incident.dueAt === undefined || incident.dueAt > now || waiting.has(id)) continue;
+    const until = acknowledgedUntil(incident, now);
+    if (until > now) {
+      incidents[id] = { ...incident, dueAt: until };
+      changed = true;
+      continue;
+    }
+    if (options.muted?.(incident.event)) {
+      incidents[id] = { ...incident, dueAt: now + state.groupInterval };
+      changed = true;
+      continue;
+    }
+    if (incident.firstNotifiedAt === undefined && options.waits?.(incident.event)) {
+      incidents[id] = { ...incident, dueAt: now + RECHECK_MS };
+      changed = true;
+      continue;
+    }
+    chosen.push([id, incident]);
+  }
+  if (chosen.length === 0) return { state: changed ? { ...state, incidents } : state };
+
+  const sequence = state.sequence + 1;
+  const events = byTime(chosen.map(([, incident]) => incident.event));
+  const announced = chosen
+    .map(([, incident]) => incident)
+    .filter((incident) => incident.firstNotifiedAt !== undefined);
+  const notification: Notification = {
+    id: (options.id ?? notificationId)(state.key, state.createdAt, sequence),
+    receiver: state.receiver,
+    groupKey: state.key,
+    groupLabels: { ...state.labels },
+    status: 'firing',
+    severity: highest(events),
+    events,
+    createdAt: new Date(now).toISOString(),
+  };
+  if (announced.length > 0) {
+    notification.reminder = {
+      firstNotifiedAt: new Date(
+        Math.min(...announced.map((incident) => incident.firstNotifiedAt ?? now)),
+      ).toISOString(),
+      count: Math.max(...announced.map((incident) => incident.reminders + 1)),
+    };
+  }
+  for (const [id, incident] of chosen) {
+    const wasAnnounced = incident.firstNotifiedAt !== undefined;
+    incidents[id] = {
+      ...incident,
+      firstNotifiedAt: incident.firstNotifiedAt ?? now,
+      lastNotifiedAt: now,
+      reminders: wasAnnounced ? incident.reminders + 1 : incident.reminders,
+      dueAt: now + state.repeatInterval,
+    };
+  }
+  return { notification, state: { ...state, sequence, incidents } };
+}
+
+/** When the incident's acknowledgement ends; 0 when it has none that stands at `now`. */
+export function acknowledgedUntil(incident: Pick<IncidentState, 'ack'>, now: number): number {
+  const until = incident.ack?.until ?? 0;
+  return until > now ? until : 0;
+}
+
+export interface AcknowledgeOptions {
+  /** Whether the incident's firing event is muted now: the acknowledgement is then kept quiet too. */
+  muted?: (firing: FleetEvent) => boolean;
+}
+
+/**
+ * Records an `incident.acknowledged` event in the group if it holds the incident (`data.entity`,
+ * `data.key`): the incident keeps the acknowledgement and its reminders wait until `data.until`;
+ * the event is pending for the next flush (unless the incident is muted). Returns the state
+ * unchanged when the group does not hold the incident, or already took the event.
+ */
+export function acknowledge(
+  state: GroupState,
+  event: FleetEvent,
+  now: number,
+  options: AcknowledgeOptions = {},
+): GroupState {
+  if (holds(state, event)) return state;
+  const { entity, key, by, comment, until } = event.data;
+  if (typeof entity !== 'string' || typeof key !== 'string') return state;
+  const id = incidentId(entity, key);
+  const open = state.incidents[id];
+  const untilMs = typeof until === 'string' ? Date.parse(until) : Number.NaN;
+  if (!open || !Number.isFinite(untilMs)) return state;
+  const ack = { by: String(by ?? ''), comment: String(comment ?? ''), until: untilMs };
+  const incidents = {
+    ...state.incidents,
+    [id]: { ...open, ack, ...(open.dueAt === undefined ? {} : { dueAt: Math.max(open.dueAt, untilMs) }) },
+  };
+  if (options.muted?.(open.event)) {
+    return { ...state, incidents, recentIds: remember(state.recentIds, [event.id]) };
+  }
+  return { ...state, incidents, pending: [...state.pending, event], pendingSince: state.pendingSince ?? now };
+}
+
+/** Closes every open incident of a subject (e.g. on `vehicle.removed` routed to another group). */
+export function closeSubject(state: GroupState, subject: string): GroupState {
+  const entries = Object.entries(state.incidents);
+  if (!entries.some(([, incident]) => incident.subject === subject)) return state;
+  return {
+    ...state,
+    incidents: Object.fromEntries(entries.filter(([, incident]) => incident.subject !== subject)),
+  };
+}

@@ -1,0 +1,83 @@
+import { DelayedError, type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { FleetEvent } from '../../events/types.js';
+import { QUEUE_NAMES } from '../../queues/names.js';
+import { logWorkerEvents } from '../../queues/worker-log.js';
+import { bullPrefix, DEFAULT_PREFIX } from '../../store/keys.js';
+import type { EntityOrder } from './entity-order.js';
+
+export type EventsWorker = Worker<FleetEvent, void, string>;
+
+export interface EventsWorkerOptions {
+  /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed by the worker. */
+  connection: Redis;
+  prefix?: string;
+  concurrency?: number;
+  logger?: Logger;
+  /**
+   * The notification step's dispatcher (routing, grouping, silences). Idempotent per event, so a
+   * redelivered job is safe; when it throws, the job fails and BullMQ retries it with back-off.
+   */
+  dispatch?: (event: FleetEvent) => Promise<unknown>;
+  /** Called per event once dispatched (tests). */
+  onEvent?: (event: FleetEvent) => void | Promise<void>;
+  /** Dispatches each subject's events in commit order (Guarantee 6); none: in arrival order. */
+  order?: EntityOrder;
+  /** An event waited for an earlier one of its subject; one gave up on `skipped` of them. */
+  onOrder?: { waited(event: FleetEvent): void; gaveUp(event: FleetEvent, skipped: number): void };
+  /** BullMQ job lock and stalled-job check (default 30 s each): how soon a dead replica's job moves. */
+  lockDuration?: number;
+  stalledInterval?: number;
+  /** Start taking jobs at once (the default); `false`: only once `worker.run()` is called. */
+  autorun?: boolean;
+}
+
+/**
+ * The consumer of the `events` queue: hands each event to the notification dispatcher (which
+ * groups it; the flusher sends), then marks the job done. Errors are logged and the worker keeps
+ * going, through Redis outages too.
+ */
+export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
+  const logger = options.logger?.child({ component: 'events-worker' });
+  const worker: EventsWorker = new Worker<FleetEvent, void, string>(
+    QUEUE_NAMES.events,
+    async (job: Job<FleetEvent, void, string>, token?: string) => {
+      const event = job.data;
+      const { order } = options;
+      if (order) {
+        const verdict = await order.place(event, job.timestamp);
+        if (!verdict.go) {
+          // Not a failed attempt: the job comes back after the delay and asks again (counted once).
+          if (job.attemptsStarted <= 1) options.onOrder?.waited(event);
+          await job.moveToDelayed(Date.now() + order.retryDelay(job.timestamp), token);
+          throw new DelayedError();
+        }
+        if (verdict.skipped > 0) {
+          logger?.warn(
+            { id: event.id, subject: event.subject, skipped: verdict.skipped, waitedMs: order.maxWaitMs },
+            'earlier events of this subject did not arrive in time; dispatching without them',
+          );
+          options.onOrder?.gaveUp(event, verdict.skipped);
+        }
+      }
+      logger?.debug({ id: event.id, type: event.type, subject: event.subject }, 'event');
+      await options.dispatch?.(event);
+      await order?.done(event);
+      await options.onEvent?.(event);
+    },
+    {
+      connection: options.connection,
+      prefix: bullPrefix(options.prefix ?? DEFAULT_PREFIX),
+      concurrency: options.concurrency ?? 16,
+      autorun: options.autorun ?? true,
+      // Dispatching an event is idempotent, so a job whose replica died under it is simply run
+      // again; BullMQ's default (fail it after its second stall) would drop its notification.
+      maxStalledCount: 1_000,
+      ...(options.lockDuration === undefined ? {} : { lockDuration: options.lockDuration }),
+      ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
+    },
+  );
+  logWorkerEvents(worker, logger, { worker: 'events worker', job: 'event job' });
+  return worker;
+}

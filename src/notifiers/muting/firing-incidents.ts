@@ -1,0 +1,191 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { catalogueEntry, EVENT, type IncidentKey, isFleetEventType } from '../../events/catalogue.js';
+import type { FleetEvent, Severity } from '../../events/types.js';
+import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
+import { type LuaScript, runScript } from '../../store/scripts.js';
+import { incidentOf, isSeverity, severityOf } from '../routing/labels.js';
+import { decodeStored } from './stored-json.js';
+
+/**
+ * The incidents of the whole installation as the notification step saw them fire and resolve:
+ * the sources of the inhibition rules, shared by every replica through one Redis hash
+ * (`{p}:notify:firing`, field `<subject>#<incident key>`). The dispatcher records every event that
+ * fires or resolves an incident, or removes an entity, before routing it (so an unrouted incident
+ * still inhibits). Events may reach the dispatcher out of order (retries, replicas): a record is
+ * only replaced by one of a later event time, so a late firing event cannot reopen an incident
+ * that resolved after it. A resolved incident stays as a tombstone (`firing: false`, with when it
+ * resolved) for `keepResolvedMs`, which tells what a target of its time was caused by and keeps
+ * the order; then it is pruned. Size: one field per incident of the fleet, so bounded by the
+ * fleet's size times the incident keys.
+ */
+
+export interface IncidentRecord {
+  subject: string;
+  key: string;
+  /** The type that fires it (`robot.health.down`). */
+  type: string;
+  severity: Severity;
+  firing: boolean;
+  /** Epoch ms the incident started (the events' `since`, else the firing event's time). */
+  since: number;
+  /** Epoch ms of the event this record is from: the firing one, or the one that closed it. */
+  at: number;
+}
+
+/** Keeps the newer of the stored record and this one (by event time). */
+const SET_LUA = `
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current then
+  local ok, old = pcall(cjson.decode, current)
+  if ok and type(old) == 'table' and tonumber(old.t) and tonumber(old.t) > tonumber(ARGV[2]) then
+    return 0
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+`;
+
+/** Closes the listed incidents that fire and are older than ARGV[1] (a removed entity never resolves). */
+const CLOSE_LUA = `
+local closed = 0
+for i = 2, #ARGV do
+  local current = redis.call('HGET', KEYS[1], ARGV[i])
+  if current then
+    local ok, old = pcall(cjson.decode, current)
+    if ok and type(old) == 'table' and old.f == 1 and (tonumber(old.t) or 0) <= tonumber(ARGV[1]) then
+      old.f = 0
+      old.t = tonumber(ARGV[1])
+      redis.call('HSET', KEYS[1], ARGV[i], cjson.encode(old))
+      closed = closed + 1
+    end
+  end
+end
+return closed
+`;
+
+/** Deletes fields still holding the value read (ARGV pairs: field, value). */
+const PRUNE_LUA = `
+local pruned = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    pruned = pruned + 1
+  end
+end
+return pruned
+`;
+
+const SET: LuaScript = { name: 'fleetwatchFiringSet', lua: SET_LUA, numberOfKeys: 1 };
+const CLOSE: LuaScript = { name: 'fleetwatchFiringClose', lua: CLOSE_LUA, numberOfKeys: 1 };
+const PRUNE: LuaScript = { name: 'fleetwatchFiringPrune', lua: PRUNE_LUA, numberOfKeys: 1 };
+
+const REMOVED = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
+
+const INCIDENT_KEYS: readonly IncidentKey[] = [
+  ...new Set(
+    Object.values(EVENT).flatMap((type) => {
+      const incident = catalogueEntry(type).incident;
+      return incident ? [incident.key] : [];
+    }),
+  ),
+];
+
+export function incidentField(subject: string, key: string): string {
+  return `${subject}#${key}`;
+}
+
+function timeOf(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** The JSON of a field: `t` the event time, `f` firing (1) or not, the firing type, its severity, since. */
+const storedSchema = z.object({
+  t: z.number(),
+  f: z.union([z.literal(0), z.literal(1)]),
+  type: z.string(),
+  sev: z.string(),
+  since: z.number(),
+});
+
+type Stored = z.output<typeof storedSchema>;
+
+/** A stored record, or undefined when the field or its JSON is not one (then it is pruned). */
+function decode(field: string, json: string): IncidentRecord | undefined {
+  const hash = field.lastIndexOf('#');
+  const stored = decodeStored(storedSchema, json);
+  if (hash <= 0 || !stored) return undefined;
+  return {
+    subject: field.slice(0, hash),
+    key: field.slice(hash + 1),
+    type: stored.type,
+    severity: isSeverity(stored.sev) ? stored.sev : 'info',
+    firing: stored.f === 1,
+    since: stored.since,
+    at: stored.t,
+  };
+}
+
+export interface FiringIncidentsOptions {
+  /** Any connection; not closed here. */
+  redis: Redis;
+  prefix?: string;
+  /** How long a resolved incident is kept (a tombstone); 1 hour by default. */
+  keepResolvedMs?: number;
+}
+
+export class FiringIncidents {
+  readonly keys: NotifyKeys;
+  readonly #redis: Redis;
+  readonly #keepResolvedMs: number;
+
+  constructor(options: FiringIncidentsOptions) {
+    this.#redis = options.redis;
+    this.keys = notifyKeys(options.prefix);
+    this.#keepResolvedMs = options.keepResolvedMs ?? 3_600_000;
+  }
+
+  /** Records what `event` says about incidents (nothing for an event of no incident). */
+  async record(event: FleetEvent): Promise<void> {
+    const time = timeOf(event.time);
+    if (time === undefined) return;
+    if (REMOVED.has(event.type)) {
+      const fields = INCIDENT_KEYS.map((key) => incidentField(event.subject, key));
+      await runScript(this.#redis, CLOSE, [this.keys.firing], [time, ...fields]);
+      return;
+    }
+    const incident = incidentOf(event.type);
+    if (!incident) return;
+    const fires = incident.role === 'fires';
+    const type = fires ? event.type : incident.counterpart;
+    const stored: Stored = {
+      t: time,
+      f: fires ? 1 : 0,
+      type,
+      sev: fires ? severityOf(event) : isFleetEventType(type) ? catalogueEntry(type).severity : 'info',
+      since: timeOf(event.data.since) ?? time,
+    };
+    await runScript(
+      this.#redis,
+      SET,
+      [this.keys.firing],
+      [incidentField(event.subject, incident.key), time, JSON.stringify(stored)],
+    );
+  }
+
+  /** Every incident recorded (firing, or resolved less than `keepResolvedMs` ago); prunes older ones. */
+  async list(now: number): Promise<IncidentRecord[]> {
+    const raw = await this.#redis.hgetall(this.keys.firing);
+    const out: IncidentRecord[] = [];
+    const prune: string[] = [];
+    for (const [field, json] of Object.entries(raw)) {
+      const record = decode(field, json);
+      if (record && (record.firing || now - record.at <= this.#keepResolvedMs)) out.push(record);
+      else prune.push(field, json);
+    }
+    if (prune.length > 0) await runScript(this.#redis, PRUNE, [this.keys.firing], prune);
+    return out;
+  }
+}

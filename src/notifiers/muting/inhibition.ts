@@ -1,0 +1,189 @@
+import { CATALOGUE } from '../../events/catalogue.js';
+import { incidentSource } from '../../events/detectors/incident-status.js';
+import type { FleetEvent } from '../../events/types.js';
+import type { TagsFor } from '../routing/entity-tags.js';
+import { incidentLabels, incidentOf, type Labels, labelsFor } from '../routing/labels.js';
+import { compileGlob, compileMatcher, type Matcher } from '../routing/matcher.js';
+import type { InhibitRuleConfig } from './config.js';
+import type { IncidentRecord } from './firing-incidents.js';
+import type { Muted } from './muted.js';
+
+/**
+ * Inhibition rules (Alertmanager's `inhibit_rules`): while an incident matching `source_matchers`
+ * fires, events matching `target_matchers` whose `equal` labels have the same values (a label
+ * absent on both counts as equal) are kept out of notifications. An incident never inhibits its
+ * own events (an event matching both sides of a rule). Matchers are the route language
+ * (routing/matcher.ts): a target matcher for `vehicle.unreachable` also covers the
+ * `vehicle.reachable` that closes it.
+ *
+ * Two questions, asked at two moments (mutes.ts, the flusher):
+ * - "is it inhibited now?" — a source fires now. Asked of an incident opened muted before it is
+ *   announced (reminders): once its sources resolved it is announced, if it still fires.
+ * - "was it caused by a source?" — a source fires now, or fired over the event's time (it resolved
+ *   since: its tombstone's span covers the event). Asked when an event is about to be sent: a
+ *   robot that went down during a gateway outage is the outage's, even when the gateway recovered
+ *   before the robot's notification was due.
+ *
+ * This module is pure: the incidents come from `FiringIncidents` (Redis), the snapshots the
+ * wait reads (see `candidateSources`) from the caller.
+ */
+
+export interface InhibitRule {
+  name: string;
+  source: Matcher;
+  target: Matcher;
+  equal: readonly string[];
+  /** The incidents (key and firing type) the source matchers can match. */
+  sourceIncidents: readonly { key: string; type: string }[];
+  /** The only subjects a source can have, when `source_matchers.subject` names them literally. */
+  literalSubjects?: readonly string[];
+}
+
+const GLOB_SPECIAL = /[*?[\\]/;
+
+export function compileInhibitRules(rules: readonly InhibitRuleConfig[]): InhibitRule[] {
+  return rules.map((rule) => {
+    const source = compileMatcher(rule.source_matchers);
+    const types = rule.source_matchers.type;
+    const globs = types === undefined ? [] : (typeof types === 'string' ? [types] : types).map(compileGlob);
+    const sourceIncidents = CATALOGUE.flatMap((entry) =>
+      entry.incident?.role === 'fires' && (globs.length === 0 || globs.some((glob) => glob.test(entry.type)))
+        ? [{ key: entry.incident.key, type: entry.type }]
+        : [],
+    );
+    const subjects = rule.source_matchers.subject;
+    const list = subjects === undefined ? [] : typeof subjects === 'string' ? [subjects] : subjects;
+    const literal = list.length > 0 && list.every((subject) => !GLOB_SPECIAL.test(subject));
+    return {
+      name: rule.name,
+      source,
+      target: compileMatcher(rule.target_matchers),
+      equal: [...rule.equal],
+      sourceIncidents,
+      ...(literal ? { literalSubjects: list } : {}),
+    };
+  });
+}
+
+/**
+ * The source incidents of `rule` that could inhibit `event` and can be found without a scan (the
+ * ones the wait reads): the
+ * event's own subject when the rule asks for an equal `subject`, else the subjects the source
+ * matchers name literally (`upstream/robots`). A rule with neither has none: it inhibits through
+ * the recorded incidents alone, with no wait.
+ */
+export function candidateSources(
+  rule: InhibitRule,
+  event: Pick<FleetEvent, 'type' | 'subject'>,
+): { subject: string; key: string; type: string }[] {
+  let subjects: readonly string[];
+  if (rule.equal.includes('subject')) {
+    subjects = rule.literalSubjects && !rule.literalSubjects.includes(event.subject) ? [] : [event.subject];
+  } else {
+    subjects = rule.literalSubjects ?? [];
+  }
+  const own = incidentOf(event.type)?.key;
+  return subjects.flatMap((subject) =>
+    rule.sourceIncidents.flatMap(({ key, type }) =>
+      (subject === event.subject && key === own) || !incidentSource(subject, key)
+        ? []
+        : [{ subject, key, type }],
+    ),
+  );
+}
+
+/** The event an incident record stands for, enough for labels and matchers. */
+function eventOf(record: Pick<IncidentRecord, 'type' | 'subject' | 'severity'>): FleetEvent {
+  return {
+    specversion: '1.0',
+    id: '',
+    source: '',
+    type: record.type,
+    subject: record.subject,
+    time: '',
+    datacontenttype: 'application/json',
+    data: { severity: record.severity },
+  };
+}
+
+interface Source {
+  record: IncidentRecord;
+  labels: Labels;
+}
+
+/** What a check asks (see the module comment). */
+export interface InhibitionQuestion {
+  /** Also count a resolved source whose span (since → resolved) covers the event's time. */
+  covering: boolean;
+}
+
+/** The rules with the incidents known at one moment; cheap to ask about many events. */
+export class Inhibition {
+  readonly rules: readonly InhibitRule[];
+  readonly #tagsFor: TagsFor;
+  /** Per rule (same order): the recorded incidents its source matchers match. */
+  readonly #sources: Source[][];
+
+  constructor(rules: readonly InhibitRule[], tagsFor: TagsFor, incidents: readonly IncidentRecord[]) {
+    this.rules = rules;
+    this.#tagsFor = tagsFor;
+    const labelled = incidents.map((record) => ({
+      record,
+      labels: labelsFor(eventOf(record), tagsFor(record.subject)),
+    }));
+    this.#sources = rules.map((rule) =>
+      labelled.filter((source) => rule.source.matchesLabels(source.labels)),
+    );
+  }
+
+  /** The rules whose target matchers match the event. */
+  rulesFor(event: FleetEvent): InhibitRule[] {
+    if (this.rules.length === 0) return [];
+    const tags = this.#tagsFor(event.subject);
+    return this.rules.filter((rule) => rule.target.matches(event, tags));
+  }
+
+  /**
+   * Why the event is inhibited, if it is: by a recorded source incident, or by one of `extra`
+   * (incidents a snapshot shows firing before their event reached the recorded ones).
+   */
+  check(
+    event: FleetEvent,
+    question: InhibitionQuestion,
+    extra: readonly IncidentRecord[] = [],
+  ): Muted | undefined {
+    if (this.rules.length === 0) return undefined;
+    const tags = this.#tagsFor(event.subject);
+    const target = incidentLabels(labelsFor(event, tags));
+    const own = incidentOf(event.type)?.key;
+    const time = Date.parse(event.time);
+    const counts = (record: IncidentRecord): boolean => {
+      if (record.subject === event.subject && record.key === own) return false;
+      if (record.firing) return true;
+      return question.covering && Number.isFinite(time) && record.since <= time && time <= record.at;
+    };
+    for (const [index, rule] of this.rules.entries()) {
+      if (!rule.target.matches(event, tags)) continue;
+      const more = extra
+        .map((record) => ({ record, labels: labelsFor(eventOf(record), this.#tagsFor(record.subject)) }))
+        .filter((source) => rule.source.matchesLabels(source.labels));
+      for (const source of [...(this.#sources[index] ?? []), ...more]) {
+        if (!counts(source.record)) continue;
+        if (rule.equal.every((name) => (source.labels[name] ?? '') === (target[name] ?? ''))) {
+          return {
+            reason: 'inhibited',
+            by: rule.name,
+            source: { type: source.record.type, subject: source.record.subject },
+          };
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** The recorded incident of `subject` and `key` that `rule`'s source matchers match, if any. */
+  recorded(rule: InhibitRule, subject: string, key: string): IncidentRecord | undefined {
+    const sources = this.#sources[this.rules.indexOf(rule)] ?? [];
+    return sources.find(({ record }) => record.subject === subject && record.key === key)?.record;
+  }
+}

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import type { FleetEvent, Severity } from '../events/types.js';
+import { durationField } from '../lib/fields.js';
+import type { RetryPolicy, RetryPolicyOverrides } from '../lib/retry-policy.js';
+import type { Logger } from '../log/logger.js';
+import type { SecretRegistry } from '../log/secrets.js';
+
+/**
+ * The contract between routing (which decides who hears about what, and groups events) and
+ * delivery (one notifier per receiver kind). A notifier never decides whether to send, only how.
+ */
+
+/** One message to one receiver: the events a route grouped together. */
+export interface Notification {
+  /** Stable: the idempotency key of this delivery (webhook-id for webhooks, dedup for Slack). */
+  id: string;
+  /** Receiver name from the config. */
+  receiver: string;
+  /** The group this notification belongs to, e.g. `type=vehicle.vpn.disconnected`. */
+  groupKey: string;
+  /** Values of the route's `group_by` labels for this group. */
+  groupLabels: Record<string, string>;
+  /** `resolved` when every event in it resolves an incident; otherwise `firing`. */
+  status: 'firing' | 'resolved';
+  /** The highest severity among the events. */
+  severity: Severity;
+  /** At least one event, oldest first. */
+  events: FleetEvent[];
+  /** Set on `repeat_interval` reminders of incidents that still fire. */
+  reminder?: { firstNotifiedAt: string; count: number };
+  /** ISO 8601 time the notification was put together. */
+  createdAt: string;
+}
+
+/** What one delivery attempt came to. The delivery worker turns it into retry, hold, or dead letter. */
+export type DeliveryOutcome =
+  | { kind: 'delivered'; status?: number }
+  /** Transient (5xx, network, time-out, 502/504 for webhooks): retry with backoff and jitter. */
+  | { kind: 'retry'; reason: string; status?: number; retryAfterMs?: number }
+  /** The receiver asks us to slow down (429): hold this receiver for `retryAfterMs`, not an attempt. */
+  | { kind: 'throttled'; reason: string; status?: number; retryAfterMs: number }
+  /** Permanent (Slack 400/403/404, webhook 4xx): dead-letter now with the reason. */
+  | { kind: 'rejected'; reason: string; status?: number }
+  /** The receiver is gone for good (webhook 410, Slack `channel_is_archived`): disable it. */
+  | { kind: 'gone'; reason: string; status?: number };
+
+export interface DeliveryOptions {
+  /** 1-based attempt number. */
+  attempt: number;
+  signal?: AbortSignal;
+}
+
+export interface Notifier {
+  readonly kind: string;
+  readonly name: string;
+  /** Never throws for a delivery problem: every failure is an outcome. Reasons carry no secret. */
+  deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome>;
+  close?(): Promise<void>;
+}
+
+export interface NotifierDeps {
+  logger: Logger;
+  /** The notifier registers its kind's `secrets(config)` here, and scrubs its reasons with it. */
+  secrets: SecretRegistry;
+}
+
+/**
+ * One receiver kind: its config schema (an object with `kind: <literal>` and `name`), how to build
+ * it, and everything else that differs by kind. Config checking, masking, secret registration and
+ * delivery ask the kind's factory instead of testing `kind`.
+ */
+/** What every receiver's config has, whatever its kind. */
+export interface ReceiverBase {
+  kind: string;
+  name: string;
+  /** `max_hold` in ms: the longest a receiver's own `Retry-After` may hold it. */
+  max_hold: number;
+}
+
+export interface NotifierFactory<Config extends ReceiverBase = ReceiverBase> {
+  readonly kind: string;
+  readonly configSchema: z.ZodType<Config>;
+  create(config: Config, deps: NotifierDeps): Notifier;
+  /** The config as `config check` prints it: secrets replaced. */
+  mask(config: Config): Config;
+  /** Every secret value in the config (URL, signing secrets, header values), for scrubbing. */
+  secrets(config: Config): string[];
+  /**
+   * How the delivery worker retries a `retry` outcome of this receiver; `overrides` replace the
+   * kind's defaults (tests).
+   */
+  retryPolicy(config: Config, overrides?: RetryPolicyOverrides): RetryPolicy;
+}
+
+/** The `name` every receiver config has: what routes refer to and what names its queue. */
+export const receiverNameSchema = z
+  .string({ error: 'must be the receiver name routes refer to' })
+  .min(1, { error: 'must not be empty' });
+
+export const DEFAULT_MAX_HOLD_MS = 5 * 60_000;
+export const MIN_MAX_HOLD_MS = 1_000;
+export const MAX_MAX_HOLD_MS = 24 * 3_600_000;
+
+/**
+ * `max_hold`, which every receiver kind has: the longest wait a receiver may impose on itself
+ * through `Retry-After` (429, 503, …). A longer one is cut to it, so one answer of a receiver in
+ * trouble (`Retry-After: 99999999`) cannot stop its notifications for days. The receiver's own
+ * retry policy (a webhook's `retry_schedule`) is the operator's and is not cut.
+ */
+export const maxHoldSchema = durationField(MIN_MAX_HOLD_MS, MAX_MAX_HOLD_MS).default(DEFAULT_MAX_HOLD_MS);
+
+/**
+ * What every notifier logs about one attempt; `startedAt` is `performance.now()` before sending.
+ * The caller adds the reason (and whatever else its kind knows) when the attempt failed.
+ */
+export function attemptLogFields(
+  notification: Notification,
+  options: DeliveryOptions,
+  outcome: DeliveryOutcome,
+  startedAt: number,
+) {
+  return {
+    notification: notification.id,
+    attempt: options.attempt,
+    events: notification.events.length,
+    outcome: outcome.kind,
+    status: outcome.status,
+    durationMs: Math.round(performance.now() - startedAt),
+  };
+}

@@ -1,0 +1,106 @@
+import {
+  MAX_KEPT_REJECTED,
+  type MembershipState,
+  type MembershipValue,
+  type RejectedEntry,
+} from '../events/detectors/membership.js';
+import type { Detector, EntityKind, Observation } from '../events/types.js';
+import type { ListReading, RejectedElement } from '../upstream/list-elements.js';
+import { forgetRemoved } from './forget-removed.js';
+import { membershipRef } from './membership-view.js';
+import { mapObservation, toObservationError } from './observe.js';
+import type { PollContext } from './poller.js';
+
+/**
+ * What the list pollers (`vehicles`, `robots`) share. A list is read element by element
+ * (upstream/list-elements.ts): a malformed element is an observation error of its own, never the
+ * list's. So the list still counts as observed for membership: an element that names its entity
+ * keeps that entity listed (neither removed nor discovered again), one that names none cannot be
+ * kept. The membership snapshot keeps the rejected elements for the fleet read model; they are
+ * counted by code (`fleetwatch_observation_errors_total`; an element whose entity has a facet of
+ * this list is counted there by the caller, the others here) and logged once per change, not on
+ * every poll.
+ */
+
+export interface ListSpec<T, Options> {
+  poller: string;
+  kind: EntityKind;
+  detector: Detector<MembershipState, MembershipValue, Options>;
+  options: Options;
+  idOf(item: T): string;
+  /**
+   * Whether the caller commits each rejected element that names its entity on a facet of that
+   * entity (the vehicle list's `link`), which counts it; the others are counted here.
+   */
+  facetKeepsNamed: boolean;
+}
+
+/** A rejected element as the membership state keeps it. */
+function entryOf(element: RejectedElement): RejectedEntry {
+  const error = toObservationError(element.error);
+  return { index: element.index, id: element.id ?? null, code: error.code, message: error.message };
+}
+
+/** What tells two sets of rejected elements apart (positions shift when the list changes: left out). */
+function signature(entries: readonly RejectedEntry[], count: number): string {
+  const each = entries.map((entry) => `${entry.id ?? `#${entry.index}`} ${entry.message}`).sort();
+  return JSON.stringify([count, each]);
+}
+
+function storedRejected(state: unknown): { entries: RejectedEntry[]; count: number } {
+  const { rejected, rejectedCount } = (state ?? {}) as Partial<MembershipState>;
+  const entries = Array.isArray(rejected) ? rejected : [];
+  return { entries, count: typeof rejectedCount === 'number' ? rejectedCount : entries.length };
+}
+
+/**
+ * Commits the list as its kind's membership observation (deleting the snapshots of the entities
+ * it removes), counts the rejected elements no facet keeps and logs a change in them.
+ */
+export async function commitList<T, Options>(
+  ctx: PollContext,
+  list: Observation<ListReading<T>>,
+  spec: ListSpec<T, Options>,
+): Promise<void> {
+  const ref = membershipRef(spec.kind);
+  const [record] = await ctx.store.read([ref]);
+  const rejected = list.ok ? list.value.rejected.map(entryOf) : [];
+  const observation = mapObservation(
+    list,
+    (reading): MembershipValue => ({
+      listed: [...reading.items.map(spec.idOf), ...rejected.flatMap((entry) => entry.id ?? [])],
+      rejected,
+    }),
+  );
+  const membership = await ctx.commit(
+    { poller: spec.poller, detector: spec.detector, options: spec.options },
+    [{ ref, observation, record }],
+  );
+  await forgetRemoved(ctx, spec.kind, membership.events);
+  if (!list.ok) return;
+
+  for (const entry of rejected) {
+    if (spec.facetKeepsNamed && entry.id !== null) continue;
+    ctx.countError(ref, { code: entry.code, message: entry.message });
+  }
+  const before = storedRejected(record?.state);
+  const now = signature(rejected.slice(0, MAX_KEPT_REJECTED), rejected.length);
+  if (signature(before.entries, before.count) === now) return;
+  if (rejected.length === 0) {
+    ctx.logger.info(
+      { poller: spec.poller, kind: spec.kind },
+      `every element of the ${spec.kind} list matches the spec again`,
+    );
+    return;
+  }
+  ctx.logger.warn(
+    {
+      poller: spec.poller,
+      kind: spec.kind,
+      rejected: rejected.length,
+      unnamed: rejected.filter((entry) => entry.id === null).length,
+      examples: rejected.slice(0, 3),
+    },
+    `${rejected.length} element(s) of the ${spec.kind} list do not match the spec: each is an observation error of its own (a ${spec.kind} it names stays listed), the rest of the list is observed as usual`,
+  );
+}

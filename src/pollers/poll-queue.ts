@@ -1,0 +1,50 @@
+import type { Queue } from 'bullmq';
+import { POLL_JOB_OPTIONS, QUEUE_NAMES } from '../queues/names.js';
+import { createQueue, type QueueOptions } from '../queues/queue.js';
+import type { PollerName } from './config.js';
+
+/** Job name = poller, data = the shard, job id = `poll-<poller>-<tick>-<shard>of<shards>`. */
+export type PollQueue = Queue<PollJobData, unknown, string>;
+
+/** The BullMQ `poll` queue under `{<prefix>}`, with the poll job defaults and an error listener. */
+export function createPollQueue(options: QueueOptions): PollQueue {
+  return createQueue<PollJobData>(
+    { name: QUEUE_NAMES.poll, defaultJobOptions: POLL_JOB_OPTIONS, label: 'poll queue' },
+    options,
+  );
+}
+
+/**
+ * One poll job: a shard of one poller's tick. `ids` lists the shard's entities for per-entity
+ * pollers (fixed when the tick is planned, so every run of the job polls the same entities); list
+ * pollers have a single shard and no ids.
+ */
+export interface PollJobData {
+  poller: PollerName;
+  /** `Math.floor(epochMs / interval)` when the tick was planned. */
+  tick: number;
+  /** 0-based. */
+  shard: number;
+  shards: number;
+  ids?: string[];
+  /**
+   * When within its tick the job is meant to start (ms after the tick's start): a tick's shards
+   * are spread over part of the interval (`worker.spread`) instead of all starting at once.
+   */
+  offsetMs?: number;
+}
+
+/**
+ * Planned start of shard `shard` of `shards` within its tick: evenly over the first `spread` of
+ * the interval, so a large fleet's requests (and the events they find) flow steadily rather than
+ * as one burst per tick. One shard starts at once.
+ */
+export function shardOffset(shard: number, shards: number, intervalMs: number, spread: number): number {
+  if (shards <= 1 || spread <= 0) return 0;
+  return Math.floor((intervalMs * spread * shard) / shards);
+}
+
+/** BullMQ job id of a shard: `poll-<poller>-<tick>-<shard>of<shards>` (no `:`, never all digits). */
+export function pollJobId(data: Pick<PollJobData, 'poller' | 'tick' | 'shard' | 'shards'>): string {
+  return `poll-${data.poller}-${data.tick}-${data.shard}of${data.shards}`;
+}

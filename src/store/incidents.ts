@@ -1,0 +1,425 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { CATALOGUE, catalogueEntry, EVENT, isFleetEventType } from '../events/catalogue.js';
+import type { FleetEvent, Severity } from '../events/types.js';
+import { type StoreKeys, storeKeys } from './keys.js';
+import { type LuaScript, runScript } from './scripts.js';
+
+/**
+ * Incidents as a read model kept by the commit itself. An incident is one firing state of one
+ * subject: the catalogue pairs a firing and a resolving type per incident key, and `(subject, key)`
+ * identifies the incident while it is open. The commit script (commit-script.ts) opens, updates,
+ * closes and acknowledges incident records in the same Lua call that appends their events to the
+ * outbox and the event log (Guarantee 1), so the records are exactly as exact as the events:
+ *
+ * - a firing event opens `(subject, key)`, or updates the open one (its latest event, severity);
+ * - its resolving counterpart closes it; `vehicle.removed` / `robot.removed` close every open
+ *   incident of the subject (a removed entity never resolves);
+ * - `incident.acknowledged` records who acknowledged it, why and until when; the commit is refused
+ *   when the incident is not open any more.
+ *
+ * Closed incidents are kept `CLOSED_RETENTION_MS` (7 days), at most `CLOSED_MAX` (10,000) of them,
+ * then dropped (each commit that closes one drops at most `PRUNE_PER_COMMIT` of the oldest).
+ *
+ * Ids are stable and readable: `<key>-<entity>-<8 hex digits>` (`vpn-veh-0003-1f2e3d4c`), from the
+ * incident key, the entity id (characters outside `[A-Za-z0-9._-]` become `_`, cut to 48) and a
+ * hash of the event that opened it, so a later incident of the same entity gets another id.
+ */
+
+export const CLOSED_RETENTION_MS = 7 * 24 * 3_600_000;
+export const CLOSED_MAX = 10_000;
+export const PRUNE_PER_COMMIT = 50;
+
+export interface Acknowledgement {
+  by: string;
+  comment: string;
+  /** ISO 8601. */
+  at: string;
+  /** ISO 8601: the acknowledgement ends then, unless the incident resolves first. */
+  until: string;
+  /** The `incident.acknowledged` event. */
+  eventId: string;
+}
+
+export interface IncidentRecord {
+  id: string;
+  /** `vehicle/<id>`, `robot/<id>`, `upstream/<name>`. */
+  subject: string;
+  /** Catalogue incident key: `vpn`, `health`, ... */
+  key: string;
+  /** The firing type. */
+  type: string;
+  severity: Severity;
+  /** ISO 8601: when the condition began. */
+  since: string;
+  /** ISO 8601: the latest firing event's time, or when it closed. */
+  changedAt: string;
+  /** The event that opened it. */
+  eventId: string;
+  /** The latest firing event (what silences and maintenance windows are matched against). */
+  event: FleetEvent;
+  state: 'open' | 'closed';
+  /** ISO 8601, once closed. */
+  closedAt?: string;
+  /** The event that closed it (its resolution, or the entity's removal). */
+  closedBy?: string;
+  /** The latest acknowledgement, expired or not. */
+  ack?: Acknowledgement;
+}
+
+/** How an open incident is found: `<subject>#<key>` (keys never hold `#`). */
+export function incidentField(subject: string, key: string): string {
+  return `${subject}#${key}`;
+}
+
+const ID_ENTITY_MAX = 48;
+export const INCIDENT_ID_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
+
+export function newIncidentId(subject: string, key: string, openingEventId: string): string {
+  const entity = subject.slice(subject.indexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_');
+  const hash = createHash('sha256').update(openingEventId).digest('hex').slice(0, 8);
+  return `${key}-${entity.slice(0, ID_ENTITY_MAX) || '_'}-${hash}`;
+}
+
+/** Every incident key of the catalogue. */
+export const INCIDENT_KEYS: readonly string[] = [
+  ...new Set(CATALOGUE.flatMap((entry) => (entry.incident ? [entry.incident.key] : []))),
+];
+
+const REMOVED = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
+
+/** What a commit does to the incident records, derived from its events. */
+export type IncidentOp =
+  | { kind: 'open'; field: string; record: Omit<IncidentRecord, 'state' | 'closedAt' | 'closedBy' | 'ack'> }
+  | { kind: 'close'; field: string; at: string; atMs: number; by: string }
+  | { kind: 'ack'; field: string; id: string; ack: Acknowledgement };
+
+function severityOf(event: FleetEvent): Severity {
+  const severity = event.data.severity;
+  return severity === 'info' || severity === 'warning' || severity === 'critical' ? severity : 'info';
+}
+
+function sinceOf(event: FleetEvent): string {
+  for (const name of ['since', 'pendingSince'] as const) {
+    const value = event.data[name];
+    if (typeof value === 'string' && Number.isFinite(Date.parse(value))) return value;
+  }
+  return event.time;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** The incident bookkeeping of a commit's events, in event order. */
+export function incidentOps(events: readonly FleetEvent[]): IncidentOp[] {
+  const ops: IncidentOp[] = [];
+  for (const event of events) {
+    const at = event.time;
+    const atMs = Date.parse(at);
+    if (event.type === EVENT.incidentAcknowledged) {
+      const data = event.data;
+      ops.push({
+        kind: 'ack',
+        field: incidentField(text(data.entity), text(data.key)),
+        id: text(data.incident),
+        ack: {
+          by: text(data.by),
+          comment: text(data.comment),
+          at,
+          until: text(data.until),
+          eventId: event.id,
+        },
+      });
+      continue;
+    }
+    if (REMOVED.has(event.type)) {
+      for (const key of INCIDENT_KEYS) {
+        ops.push({ kind: 'close', field: incidentField(event.subject, key), at, atMs, by: event.id });
+      }
+      continue;
+    }
+    const incident = isFleetEventType(event.type) ? catalogueEntry(event.type).incident : null;
+    if (!incident) continue;
+    const field = incidentField(event.subject, incident.key);
+    if (incident.role === 'resolves') {
+      ops.push({ kind: 'close', field, at, atMs, by: event.id });
+    } else {
+      ops.push({
+        kind: 'open',
+        field,
+        record: {
+          id: newIncidentId(event.subject, incident.key, event.id),
+          subject: event.subject,
+          key: incident.key,
+          type: event.type,
+          severity: severityOf(event),
+          since: sinceOf(event),
+          changedAt: at,
+          eventId: event.id,
+          event,
+        },
+      });
+    }
+  }
+  return ops;
+}
+
+/**
+ * The same bookkeeping as the commit script, on a copy of the open incidents in memory (a
+ * replica's own commits, applied at once: store-guard.ts). Returns a new list.
+ */
+export function applyIncidentOps(
+  open: readonly IncidentRecord[],
+  ops: readonly IncidentOp[],
+): IncidentRecord[] {
+  const byField = new Map(open.map((record) => [incidentField(record.subject, record.key), record]));
+  for (const op of ops) {
+    const current = byField.get(op.field);
+    if (op.kind === 'open') {
+      const { record } = op;
+      byField.set(
+        op.field,
+        current
+          ? {
+              ...current,
+              type: record.type,
+              severity: record.severity,
+              changedAt: record.changedAt,
+              event: record.event,
+            }
+          : { ...record, state: 'open' },
+      );
+    } else if (op.kind === 'close') {
+      byField.delete(op.field);
+    } else if (current && current.id === op.id) {
+      byField.set(op.field, { ...current, ack: op.ack });
+    }
+  }
+  return [...byField.values()];
+}
+
+/** Hash fields of a record as stored (`HSET` pairs). */
+export function recordFields(record: IncidentRecord): string[] {
+  const fields = [
+    'id',
+    record.id,
+    'subject',
+    record.subject,
+    'key',
+    record.key,
+    'type',
+    record.type,
+    'severity',
+    record.severity,
+    'since',
+    record.since,
+    'changed',
+    record.changedAt,
+    'eventId',
+    record.eventId,
+    'event',
+    JSON.stringify(record.event),
+    'state',
+    record.state,
+  ];
+  if (record.closedAt !== undefined) fields.push('closedAt', record.closedAt);
+  if (record.closedBy !== undefined) fields.push('closedBy', record.closedBy);
+  if (record.ack) fields.push(...ackFields(record.ack));
+  return fields;
+}
+
+export function ackFields(ack: Acknowledgement): string[] {
+  return [
+    'ackBy',
+    ack.by,
+    'ackComment',
+    ack.comment,
+    'ackAt',
+    ack.at,
+    'ackUntil',
+    ack.until,
+    'ackEvent',
+    ack.eventId,
+  ];
+}
+
+/**
+ * The ops as the commit script reads them: per op its kind, its argument count, its arguments.
+ * `open`: field, then the record's fields (HSET pairs, used when nothing is open under the field)
+ * and the fields that an update rewrites; `close`: field, time (ISO), time (ms), closing event;
+ * `ack`: field, id, then the acknowledgement's fields (HSET pairs).
+ */
+export function encodeIncidentOps(ops: readonly IncidentOp[]): Array<string | number> {
+  const args: Array<string | number> = [ops.length];
+  for (const op of ops) {
+    let list: Array<string | number>;
+    if (op.kind === 'open') {
+      const { record } = op;
+      const create = recordFields({ ...record, state: 'open' });
+      const update = [
+        'type',
+        record.type,
+        'severity',
+        record.severity,
+        'changed',
+        record.changedAt,
+        'event',
+        JSON.stringify(record.event),
+      ];
+      list = [op.field, record.id, create.length, ...create, ...update];
+    } else if (op.kind === 'close') {
+      list = [op.field, op.at, op.atMs, op.by];
+    } else {
+      list = [op.field, op.id, ...ackFields(op.ack)];
+    }
+    args.push(op.kind, list.length, ...list);
+  }
+  return args;
+}
+
+const SEVERITIES = new Set<string>(['info', 'warning', 'critical']);
+
+/** A stored record; undefined for an empty hash. Throws on a record that is not fleetwatch's. */
+export function decodeIncident(
+  fields: Record<string, string> | null | undefined,
+): IncidentRecord | undefined {
+  if (!fields || fields.id === undefined) return undefined;
+  let event: FleetEvent;
+  try {
+    event = JSON.parse(fields.event ?? '') as FleetEvent;
+  } catch (error) {
+    throw new Error(`incident ${fields.id} holds an invalid event: ${(error as Error).message}`);
+  }
+  const record: IncidentRecord = {
+    id: fields.id,
+    subject: fields.subject ?? event.subject,
+    key: fields.key ?? '',
+    type: fields.type ?? event.type,
+    severity: SEVERITIES.has(fields.severity ?? '') ? (fields.severity as Severity) : 'info',
+    since: fields.since ?? event.time,
+    changedAt: fields.changed ?? event.time,
+    eventId: fields.eventId ?? event.id,
+    event,
+    state: fields.state === 'closed' ? 'closed' : 'open',
+  };
+  if (fields.closedAt !== undefined) record.closedAt = fields.closedAt;
+  if (fields.closedBy !== undefined) record.closedBy = fields.closedBy;
+  if (fields.ackBy !== undefined && fields.ackUntil !== undefined) {
+    record.ack = {
+      by: fields.ackBy,
+      comment: fields.ackComment ?? '',
+      at: fields.ackAt ?? fields.ackUntil,
+      until: fields.ackUntil,
+      eventId: fields.ackEvent ?? '',
+    };
+  }
+  return record;
+}
+
+/** True while the acknowledgement stands at `now` (the incident's resolution ends it too). */
+export function acknowledgedAt(record: Pick<IncidentRecord, 'ack' | 'state'>, now: number): boolean {
+  return record.state === 'open' && record.ack !== undefined && Date.parse(record.ack.until) > now;
+}
+
+/** Pairs of a flat `HGETALL` reply (Lua returns them flat). */
+function pairs(flat: readonly string[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
+  return fields;
+}
+
+/**
+ * KEYS: marker, open, revision. ARGV: the revision the caller holds, the incident key prefix.
+ * Returns {marker epoch or '', revision, records}: every open incident's fields (flat HGETALL
+ * replies) when the revision differs from the caller's, else none. One atomic read, so the
+ * records belong to the marker returned with them.
+ */
+const READ_OPEN_SCRIPT: LuaScript = {
+  name: 'fleetwatchReadOpenIncidents',
+  numberOfKeys: 3,
+  lua: `
+local epoch = redis.call('HGET', KEYS[1], 'epoch') or ''
+local rev = redis.call('GET', KEYS[3]) or '0'
+if rev == ARGV[1] then return {epoch, rev, {}} end
+local records = {}
+for _, id in ipairs(redis.call('HVALS', KEYS[2])) do
+  table.insert(records, redis.call('HGETALL', ARGV[2] .. id))
+end
+return {epoch, rev, records}
+`,
+};
+
+export interface OpenIncidents {
+  /** The store marker the records belong to ('' when there is none). */
+  epoch: string;
+  revision: string;
+  /** Undefined when the revision was the one asked about (nothing changed). */
+  records?: IncidentRecord[];
+}
+
+/** Reads the incident records (written only by the commit and reset scripts). */
+export class IncidentStore {
+  readonly keys: StoreKeys;
+  readonly #redis: Redis;
+
+  constructor(options: { redis: Redis; prefix?: string }) {
+    this.#redis = options.redis;
+    this.keys = storeKeys(options.prefix);
+  }
+
+  /** One incident, open or closed (kept 7 days), or undefined. */
+  async get(id: string): Promise<IncidentRecord | undefined> {
+    if (!INCIDENT_ID_PATTERN.test(id)) return undefined;
+    return decodeIncident(await this.#redis.hgetall(this.keys.incident(id)));
+  }
+
+  /** The open incident of `(subject, key)`, if any. */
+  async openOf(subject: string, key: string): Promise<IncidentRecord | undefined> {
+    const id = await this.#redis.hget(this.keys.incidentsOpen, incidentField(subject, key));
+    return id === null ? undefined : this.get(id);
+  }
+
+  /** Every open incident. */
+  async open(): Promise<IncidentRecord[]> {
+    const ids = await this.#redis.hvals(this.keys.incidentsOpen);
+    return this.#many(ids);
+  }
+
+  /** The most recently closed incidents, newest first, at most `limit`. */
+  async closed(limit: number): Promise<IncidentRecord[]> {
+    if (limit <= 0) return [];
+    const ids = await this.#redis.zrevrange(this.keys.incidentsClosed, 0, limit - 1);
+    return this.#many(ids);
+  }
+
+  /** Open incidents with the marker in one atomic read; no records when `revision` is current. */
+  async readOpen(revision = ''): Promise<OpenIncidents> {
+    const reply = (await runScript(
+      this.#redis,
+      READ_OPEN_SCRIPT,
+      [this.keys.storeMarker, this.keys.incidentsOpen, this.keys.incidentsRevision],
+      [revision, this.keys.incidentPrefix],
+    )) as [string, string, string[][]];
+    const [epoch, current, flat] = reply;
+    if (current === revision) return { epoch, revision: current };
+    const records = flat
+      .map((list) => decodeIncident(pairs(list)))
+      .filter((record): record is IncidentRecord => record !== undefined);
+    return { epoch, revision: current, records };
+  }
+
+  async #many(ids: readonly string[]): Promise<IncidentRecord[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.#redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.incident(id));
+    const replies = (await pipeline.exec()) ?? [];
+    const records: IncidentRecord[] = [];
+    for (const [error, fields] of replies) {
+      if (error) throw error;
+      const record = decodeIncident(fields as Record<string, string>);
+      if (record) records.push(record);
+    }
+    return records;
+  }
+}

@@ -1,0 +1,109 @@
+import type { Logger } from 'pino';
+import { type ApiTransport, parseJson, statusError, validate } from './api.js';
+import type { UpstreamConfig } from './config.js';
+import { type ErrorContext, oneLine } from './errors.js';
+import type { HttpResponse } from './http.js';
+import {
+  type ApiBases,
+  apiBases,
+  type OperationRequest,
+  requestFor,
+  succeeded,
+} from './operation-request.js';
+import type { Operation, OperationResult } from './operations/types.js';
+import { type RetryPolicy, retryLog, retryPolicyOf, withRetry } from './retry.js';
+
+/**
+ * The one call path of the operation table: a row and the caller's arguments become a request
+ * (`requestFor`), one attempt sends it and reads the answer (`exchange`), and `OperationRunner.run`
+ * retries by the row's rule.
+ */
+
+/**
+ * Generic robot bodies: an object is an envelope; any other JSON value (a bare list, say) is kept
+ * as `{data: value}` so nothing the robot said is lost.
+ */
+function toEnvelope(json: unknown): unknown {
+  return typeof json === 'object' && json !== null && !Array.isArray(json) ? json : { data: json };
+}
+
+/** The body of a success answer, read by the row's `answer` rule and checked against `response`. */
+function readAnswer(operation: Operation, ctx: ErrorContext, response: HttpResponse): unknown {
+  let raw: unknown;
+  if (operation.answer === 'acknowledgement') {
+    // The 2xx is what says the write happened; the body is informational.
+    const text = response.body.trim();
+    if (text === '') return {};
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      return { message: oneLine(text, 200) };
+    }
+  } else {
+    raw = parseJson(ctx, response);
+  }
+  const value = operation.answer === 'json' ? raw : toEnvelope(raw);
+  const body = validate(ctx, value, operation.response, response.status);
+  return operation.result ? operation.result(body as never, raw) : body;
+}
+
+/** One attempt: sends the request, turns a status other than the row's success into its typed error, reads the body. */
+async function exchange<R extends Operation>(
+  api: ApiTransport,
+  operation: R,
+  request: OperationRequest,
+  attempt: number,
+): Promise<OperationResult<R>> {
+  const { ctx, url, json, signal } = request;
+  const retry = attempt > 1 ? { retry: true } : {};
+  const response = await api.send({ ...ctx, method: operation.method, url, json, signal, ...retry });
+  if (!succeeded(operation, response.status)) throw statusError(ctx, response);
+  return readAnswer(operation, ctx, response) as OperationResult<R>;
+}
+
+export interface OperationClientOptions {
+  config: UpstreamConfig;
+  api: ApiTransport;
+  logger?: Logger;
+}
+
+/** What a client of the operation table holds: base addresses, transport, retry policy, logger. */
+export class OperationRunner {
+  readonly policy: RetryPolicy;
+  readonly logger: Logger | undefined;
+  readonly #bases: ApiBases;
+  readonly #api: ApiTransport;
+
+  constructor(options: OperationClientOptions) {
+    this.#bases = apiBases(options.config);
+    this.#api = options.api;
+    this.logger = options.logger;
+    this.policy = retryPolicyOf(options.config.http);
+  }
+
+  /** The request of `operation` called with `args` (see `requestFor`). */
+  request(operation: Operation, args: readonly unknown[]): OperationRequest {
+    return requestFor(operation, this.#bases, args);
+  }
+
+  /** One attempt (see `exchange`); `attempt` counts from 1, later ones are retries. */
+  once<R extends Operation>(
+    operation: R,
+    request: OperationRequest,
+    attempt = 1,
+  ): Promise<OperationResult<R>> {
+    return exchange(this.#api, operation, request, attempt);
+  }
+
+  /** Runs the operation: one attempt for a `never` row, else retried by the policy. */
+  async run<R extends Operation>(operation: R, args: readonly unknown[]): Promise<OperationResult<R>> {
+    const request = this.request(operation, args);
+    const attempt = (n: number) => this.once(operation, request, n);
+    if (operation.retry === 'never') return attempt(1);
+    return withRetry(attempt, {
+      policy: this.policy,
+      signal: request.signal,
+      onRetry: retryLog(this.logger, request.ctx),
+    });
+  }
+}

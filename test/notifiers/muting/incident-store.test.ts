@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FiringIncidents } from '../../../src/notifiers/muting/firing-incidents.js';
+import { MuteMarks } from '../../../src/notifiers/muting/mute-marks.js';
+import { connect, deletePrefixKeys } from '../../support/redis.js';
+import { fleetEvent, MINUTE, SECOND, T0 } from '../routing/helpers.js';
+
+let redis: Redis;
+const prefix = `tc-${randomBytes(5).toString('hex')}`;
+
+beforeAll(() => {
+  redis = connect();
+});
+
+afterAll(async () => {
+  await deletePrefixKeys(redis, prefix);
+  redis.disconnect();
+});
+
+describe('the incidents inhibition reads (Redis)', () => {
+  it('records firing and resolving events, keeps the later one whatever order they arrive in', async () => {
+    const incidents = new FiringIncidents({ redis, prefix: `${prefix}-order` });
+    const down = fleetEvent('robot.health.down', 'robot/r-1', { time: T0 });
+    const up = { ...fleetEvent('robot.health.up', 'robot/r-1', { time: T0 + MINUTE }) };
+    up.data = { ...up.data, since: new Date(T0 - 10 * SECOND).toISOString(), durationMs: 70_000 };
+    await incidents.record(down);
+    expect(await incidents.list(T0)).toEqual([
+      {
+        subject: 'robot/r-1',
+        key: 'health',
+        type: 'robot.health.down',
+        severity: 'critical',
+        firing: true,
+        since: T0,
+        at: T0,
+      },
+    ]);
+    await incidents.record(up);
+    // A late redelivery of the firing event does not reopen it.
+    await incidents.record(down);
+    expect(await incidents.list(T0 + MINUTE)).toEqual([
+      {
+        subject: 'robot/r-1',
+        key: 'health',
+        type: 'robot.health.down',
+        severity: 'critical',
+        firing: false,
+        since: T0 - 10 * SECOND,
+        at: T0 + MINUTE,
+      },
+    ]);
+    // Events of no incident change nothing.
+    await incidents.record(fleetEvent('robot.state.changed', 'robot/r-1', { time: T0 + 2 * MINUTE }));
+    expect(await incidents.list(T0 + MINUTE)).toHaveLength(1);
+  });
+
+  it('closes every incident of a removed entity, and prunes resolved ones after keepResolvedMs', async () => {
+    const incidents = new FiringIncidents({
+      redis,
+      prefix: `${prefix}-removed`,
+      keepResolvedMs: 10 * MINUTE,
+    });
+    await incidents.record(fleetEvent('vehicle.vpn.disconnected', 'vehicle/v-1', { time: T0 }));
+    await incidents.record(fleetEvent('vehicle.unreachable', 'vehicle/v-1', { time: T0 }));
+    await incidents.record(fleetEvent('vehicle.vpn.disconnected', 'vehicle/v-2', { time: T0 }));
+    await incidents.record(fleetEvent('vehicle.removed', 'vehicle/v-1', { time: T0 + MINUTE }));
+    const listed = await incidents.list(T0 + MINUTE);
+    expect(listed.map((record) => [record.subject, record.key, record.firing]).sort()).toEqual([
+      ['vehicle/v-1', 'reachability', false],
+      ['vehicle/v-1', 'vpn', false],
+      ['vehicle/v-2', 'vpn', true],
+    ]);
+    expect((await incidents.list(T0 + 12 * MINUTE)).map((record) => record.subject)).toEqual(['vehicle/v-2']);
+    expect(await redis.hlen(incidents.keys.firing)).toBe(1);
+  });
+});
+
+describe('mute marks (Redis)', () => {
+  it('keeps the first mark of an event and only the newest `cap` marks', async () => {
+    const marks = new MuteMarks({ redis, prefix: `${prefix}-marks`, cap: 3 });
+    const inhibited = {
+      reason: 'inhibited' as const,
+      by: 'upstream-robots',
+      source: { type: 'monitor.upstream.degraded', subject: 'upstream/robots' },
+    };
+    expect(await marks.mark('e-1', inhibited, T0)).toBe(true);
+    expect(await marks.mark('e-1', { reason: 'silenced', by: 'sil_1' }, T0 + 1)).toBe(false);
+    for (const [i, id] of ['e-2', 'e-3', 'e-4'].entries()) {
+      await marks.mark(id, { reason: 'maintenance', by: 'w' }, T0 + 10 + i);
+    }
+    const read = await marks.read(['e-1', 'e-2', 'e-3', 'e-4', 'e-5']);
+    expect([...read.keys()]).toEqual(['e-2', 'e-3', 'e-4']);
+    expect(await redis.hlen(marks.keys.muted)).toBe(3);
+    expect(await redis.zcard(marks.keys.mutedOrder)).toBe(3);
+    const fresh = new MuteMarks({ redis, prefix: `${prefix}-marks2` });
+    await fresh.mark('e-9', inhibited, T0);
+    expect((await fresh.read(['e-9'])).get('e-9')).toEqual({ ...inhibited, at: T0 });
+  });
+});
