@@ -24,6 +24,10 @@ import { ApiError, sendApiError } from './errors.js';
 export type Access = 'open' | 'read' | 'write' | 'admin';
 
 declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who the guard accepted, for the audit trail (audit.ts); unset on open routes and without a token. */
+    actor?: string;
+  }
   interface FastifyContextConfig {
     /** Who may call the route; see `src/http/auth.ts`. Routes that do not say (the queue UI's) are `admin`. */
     access?: Access;
@@ -102,6 +106,7 @@ export function createGuard(token: string | undefined): Guard {
     if (!credentials) throw unauthorized(access, 'missing');
     if (credentials.scheme === 'basic' && access !== 'admin') throw unauthorized(access, 'missing');
     if (!sameToken(credentials.token, token!)) throw unauthorized(access, 'invalid');
+    request.actor = 'api_token';
   }
 
   return {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { DeadLetters, receiversWithDeadLetters } from '../../notifiers/delivery/dead-letters.js';
 import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
+import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { parse } from '../validate.js';
 
@@ -89,8 +90,14 @@ export function registerDeadLetterRoutes(app: FastifyInstance, context: RouteCon
     const { id } = parse(idParams, request.params, 'params');
     const { receiver } = parse(receiverQuery, request.query, 'query');
     const letters = await directory.get();
-    // DeadLetters logs the replay itself.
-    return { replayed: await letters.replay(id, { receiver }) };
+    const replayed = await letters.replay(id, { receiver });
+    audit(
+      context.logger,
+      request,
+      { id, receiver: replayed.receiver },
+      'dead letter replayed through the API',
+    );
+    return { replayed };
   });
 
   app.delete('/api/dead-letters/:id', { config: { access: 'write' } }, async (request) => {
@@ -98,7 +105,12 @@ export function registerDeadLetterRoutes(app: FastifyInstance, context: RouteCon
     const { receiver } = parse(receiverQuery, request.query, 'query');
     const letters = await directory.get();
     const purged = await letters.purge(id, { receiver });
-    context.logger.info({ id: purged.id, receiver: purged.receiver }, 'dead letter purged through the API');
+    audit(
+      context.logger,
+      request,
+      { id: purged.id, receiver: purged.receiver },
+      'dead letter purged through the API',
+    );
     return { purged };
   });
 }

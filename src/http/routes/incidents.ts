@@ -12,6 +12,7 @@ import {
 } from '../../incidents/view.js';
 import { createMutes } from '../../notifiers/dispatch/notification-step.js';
 import { IncidentStore } from '../../store/incidents.js';
+import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { parse, pathId, queryInt, rejectRequest } from '../validate.js';
@@ -122,13 +123,14 @@ export function registerIncidentRoutes(app: FastifyInstance, context: RouteConte
           `incident ${id} is not open${outcome.record.closedAt ? ` (closed at ${outcome.record.closedAt})` : ''}: there is nothing to acknowledge`,
         );
       case 'acknowledged':
-        context.logger.info(
+        audit(
+          context.logger,
+          request,
           {
             incident: id,
             author: outcome.record.ack?.by,
             until: outcome.record.ack?.until,
             event: outcome.event.id,
-            remote: request.ip,
           },
           'incident acknowledged through the API',
         );

@@ -6,6 +6,7 @@ import {
   waitForPowerState,
 } from '../../operations/power-command.js';
 import type { PowerTarget } from '../../upstream/schemas/v1.js';
+import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { ApiError, conflict, fromUpstream, unavailable } from '../errors.js';
 import { parse, pathId, queryDuration, queryFlag } from '../validate.js';
@@ -62,8 +63,10 @@ export function registerPowerRoutes(app: FastifyInstance, context: RouteContext)
     const signal = AbortSignal.any([gone.signal, context.closing]);
     try {
       await fleet.requestPower(id, target, { signal });
-      context.logger.info(
-        { vehicleId: id, target, wait: options.wait === true, remote: request.ip },
+      audit(
+        context.logger,
+        request,
+        { vehicleId: id, target, wait: options.wait === true },
         'power command requested through the API',
       );
       if (!options.wait)

@@ -4,6 +4,7 @@ import { DeadLetters } from '../../notifiers/delivery/dead-letters.js';
 import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
 import { ReceiverHolds } from '../../notifiers/delivery/holds.js';
 import { readReceiverStates } from '../../notifiers/delivery/receiver-states.js';
+import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { parse } from '../validate.js';
@@ -51,13 +52,14 @@ export function registerReceiverRoutes(app: FastifyInstance, context: RouteConte
       throw notFound(`no receiver "${name}" in the config (GET /api/receivers lists them)`);
     }
     const resumed = await holds.resume(name);
-    context.logger.info(
+    audit(
+      context.logger,
+      request,
       {
         receiver: name,
         wasHeldUntil: resumed?.until ?? null,
         cause: resumed?.cause,
         reason: resumed?.reason,
-        remote: request.ip,
       },
       resumed ? 'receiver resumed through the API' : 'receiver resume through the API: it was not held',
     );
