@@ -37,7 +37,11 @@ import { SlackStandin } from '../support/slack-standin.js';
  * `group_interval` is 20 s (the re-check of a muted incident comes sooner, so an early
  * announcement would show), and robot health fires after 2 failed checks instead of 3 — with 3, a
  * one-minute gateway outage (two 30 s rounds) would raise no per-robot event at all, and the
- * second scenario would pass without testing inhibition.
+ * second scenario would pass without testing inhibition. The upstream's threshold goes down with
+ * it, from 2 windows to 1, keeping the rule the README gives for the two (the entity's threshold
+ * one above the upstream's): an outage that starts in the middle of one round and ends in the
+ * middle of the next-but-one fails only one round whole, and the robots checked late in the first
+ * and early in the last fail twice.
  */
 
 const DEFAULTS = detectorOptionsSchema.parse({});
@@ -87,6 +91,31 @@ function compareIds(a: string, b: string): number {
   const [am = 0, as = 0] = a.split('-').map(Number);
   const [bm = 0, bs = 0] = b.split('-').map(Number);
   return am - bm || as - bs;
+}
+
+/** The robot gateway's counting windows still kept, and its judged state: what a failure needs explained. */
+async function gatewayWindows(): Promise<string> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await admin.scan(
+      cursor,
+      'MATCH',
+      `{${prefix}}:upstream:window:robots:*`,
+      'COUNT',
+      1000,
+    );
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0');
+  const lines: string[] = [];
+  for (const key of keys.sort()) {
+    const window = Number(key.slice(key.lastIndexOf(':') + 1));
+    const at = new Date((window + 1) * 5_000).toISOString();
+    lines.push(`window ending ${at}: ${JSON.stringify(await admin.hgetall(key))}`);
+  }
+  const judged = JSON.stringify(await admin.hgetall(`{${prefix}}:snap:fleet:upstream:robots`));
+  return `robot gateway windows:\n${lines.join('\n')}\njudged: ${judged}`;
 }
 
 /** Nothing more can be sent: no incident fires, no group holds anything pending, outgoing or open. */
@@ -146,8 +175,12 @@ describe('one page per cause, against the simulator with 200 vehicles and 200 ro
           client_secret: 'demo-secret',
           http: { request_timeout: '3s', retries: 3, retry_base_delay: '70ms', retry_max_delay: '3s' },
         },
-        // The defaults (daemonConfig lowers them to 1), but robot health: see the header.
-        detectors: { ...DEFAULTS, health: { ...DEFAULTS.health, failure_threshold: 2 } },
+        // The defaults (daemonConfig lowers them to 1), but robot health and upstream: see the header.
+        detectors: {
+          ...DEFAULTS,
+          health: { ...DEFAULTS.health, failure_threshold: 2 },
+          upstream: { ...DEFAULTS.upstream, failure_threshold: 1 },
+        },
         receivers: [{ kind: 'slack', name: 'ops', url: standin.url }],
         notifications: {
           route: {
@@ -208,7 +241,10 @@ describe('one page per cause, against the simulator with 200 vehicles and 200 ro
   }
 
   it('the robot gateway answering 503 to every robot for a minute: one upstream page; the robots are logged, inhibited', async (context) => {
-    printOnFailure(context, async () => `${replicas?.output(60)}\n${texts().join('\n---\n')}`);
+    printOnFailure(
+      context,
+      async () => `${replicas?.output(60)}\n${texts().join('\n---\n')}\n${await gatewayWindows()}`,
+    );
     const position = await logPosition();
     const posts = standin.received.length;
     await outage({ errorRates: { '503': 1 }, scope: 'robots' }, { revokeTokens: false });
