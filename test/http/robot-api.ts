@@ -1,4 +1,4 @@
-import type { LightMyRequest } from 'fastify';
+import type { LightMyRequestResponse } from 'fastify';
 import type { HarnessOptions } from '../pollers/harness.js';
 import { type AppHarness, appHarness, bearer, captureLogs, TOKEN } from './helpers.js';
 
@@ -15,7 +15,7 @@ export interface RobotApi {
     method: string,
     path: string,
     options?: { body?: unknown; token?: string | null; query?: Record<string, string> },
-  ): Promise<LightMyRequest.Response>;
+  ): Promise<LightMyRequestResponse>;
   /** Audit lines written since the previous call. */
   audits(): Array<Record<string, unknown>>;
   /** Requests the simulator's robot gateway answered since the previous call. */
