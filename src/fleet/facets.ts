@@ -172,15 +172,38 @@ const lease = facet({
   api: (lease) => ({ lease }),
 });
 
-/** `config` (robot-config detector): stable hashes of the loaded configuration parts (null: never observed). */
+export interface ConfigPartView {
+  /** The site, route or zone set by name; null when nothing is loaded or it has no name. */
+  name: string | null;
+  /** The document's top-level fields as last seen; null for no document or one with too many. */
+  fields: string[] | null;
+  /** The stable hash of the document (what `robot.config.changed` compares). */
+  hash: string;
+}
+
+/**
+ * `config` (robot-config detector): what is loaded, each part by name and top-level fields (null:
+ * never observed). Only fingerprints are stored, never the documents: the API's live robot reads
+ * show the content.
+ */
 const config = facet({
   read: (state) => {
     const parts = isRecord(state?.parts) ? state.parts : undefined;
-    const hash = (part: unknown) => (isRecord(part) ? stringOrNull(part.hash) : null);
+    const part = (value: unknown): ConfigPartView | null => {
+      if (!isRecord(value) || typeof value.hash !== 'string') return null;
+      const entries = Array.isArray(value.entries) ? value.entries : null;
+      const fields =
+        value.kind === 'object' && entries
+          ? entries.flatMap((entry) =>
+              Array.isArray(entry) && typeof entry[0] === 'string' ? [entry[0]] : [],
+            )
+          : null;
+      return { name: stringOrNull(value.name), fields, hash: value.hash };
+    };
     return {
-      activeSite: hash(parts?.activeSite),
-      loadedRoute: hash(parts?.loadedRoute),
-      loadedZoneSet: hash(parts?.loadedZoneSet),
+      activeSite: part(parts?.activeSite),
+      loadedRoute: part(parts?.loadedRoute),
+      loadedZoneSet: part(parts?.loadedZoneSet),
     };
   },
   api: (config) => ({ config }),

@@ -13,6 +13,7 @@ export {
   type EntityGauges,
   type EntityView,
   type ErrorView,
+  type FacetSnapshot,
   type FleetReading,
   FleetReadModel,
   type FleetReadModelOptions,

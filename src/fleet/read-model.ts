@@ -194,6 +194,21 @@ function viewOf<Kind extends EntityKind>(kind: Kind, facet: FacetOf<Kind>): AnyF
   return views[facet]!;
 }
 
+/** One facet of one entity as the snapshot holds it: when it was observed, and its API fields. */
+export interface FacetSnapshot {
+  facet: string;
+  /** When the stored state was observed (it changed then). */
+  observedAt: string | null;
+  /** The latest successful poll. */
+  lastSeenAt: string | null;
+  /** The latest poll that changed nothing. */
+  lastPolledAt: string | null;
+  /** The latest poll's failure, when it failed. */
+  lastError: ErrorView | null;
+  /** The facet's fields, as in the entity's view (`health`, `lease`, `config`, ...). */
+  fields: object;
+}
+
 export interface FleetReadModelOptions {
   /** Snapshots per round trip; default 1,000. */
   batchSize?: number;
@@ -238,6 +253,25 @@ export class FleetReadModel {
         lastError: lastErrorOf(facets.map((facet, i) => [facet, records[i]])),
       } as EntityView<Kind>; // the fields of every facet of the kind: ApiFields<Kind>
     });
+  }
+
+  /** One facet of one entity; undefined when fleetwatch has not stored it (yet). */
+  async facet<Kind extends EntityKind>(
+    kind: Kind,
+    id: string,
+    facet: FacetOf<Kind>,
+  ): Promise<FacetSnapshot | undefined> {
+    const [record] = await this.#store.read([{ kind, id, facet }]);
+    if (!record || record.version === 0) return undefined;
+    const view = viewOf(kind, facet);
+    return {
+      facet,
+      observedAt: record.observedAt ?? null,
+      lastSeenAt: record.lastSeenAt ?? null,
+      lastPolledAt: record.lastPolledAt ?? null,
+      lastError: errorOf(facet, record),
+      fields: view.api(view.read(stateV1(record.state))),
+    };
   }
 
   /** The gauge views of `ids` (in order), only the facets with gauges read. */

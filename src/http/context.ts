@@ -44,7 +44,7 @@ export interface HttpServerOptions {
    * server makes one of its own on a copy of `redis`, checked only when asked, closed with it.
    */
   redisHealth?: RedisHealth;
-  upstream: Pick<Upstream, 'fleet' | 'tokens'>;
+  upstream: Pick<Upstream, 'fleet' | 'robots' | 'tokens'>;
   /** Without it `/metrics` answers 404. */
   metrics?: MetricsSource;
   tuning?: HttpTuning;

@@ -4,7 +4,7 @@ import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from
 import type { Logger } from 'pino';
 import { secrets } from '../log/secrets.js';
 import { DeadLetterError } from '../notifiers/delivery/dead-letters.js';
-import { UpstreamError } from '../upstream/errors.js';
+import { oneLine, UpstreamError } from '../upstream/errors.js';
 
 /**
  * Every error the API answers is `{ "error": { "code", "message" } }` (sometimes with `details`),
@@ -89,6 +89,44 @@ export function fromUpstream(error: UpstreamError): ApiError {
     headers,
   );
 }
+
+/** How much of a robot's own error detail an answer passes on. */
+export const MAX_ROBOT_DETAIL_CHARS = 300;
+
+/**
+ * A robot gateway failure as this API's answer. Unlike `fromUpstream`, what the robot says about
+ * the request itself is passed on with its own status, since the caller's request is what the
+ * robot judged:
+ *
+ * | upstream | answer | code |
+ * |---|---|---|
+ * | 404 | 404 | `not_found` (no such robot or document, or not available to this client) |
+ * | 403 | 403 | `upstream_forbidden` (the robot refused: a lease held by someone else, a device not granted) |
+ * | 400, 409, 422 | the same | `upstream_bad_request`, `upstream_conflict`, `upstream_unprocessable` |
+ * | anything else | as `fromUpstream` | 502 / 504 |
+ *
+ * `details` carries `upstreamStatus` and the robot's own words (`upstreamMessage`, at most
+ * `MAX_ROBOT_DETAIL_CHARS`, one line, secrets masked).
+ */
+export function fromRobotUpstream(error: UpstreamError): ApiError {
+  const passed = error.status === undefined ? undefined : ROBOT_PASSED_ON[error.status];
+  if (error.code === 'forbidden' || passed !== undefined) {
+    const status = error.code === 'forbidden' ? 403 : error.status!;
+    const code = error.code === 'forbidden' ? 'upstream_forbidden' : passed!;
+    const words = error.upstreamMessage && oneLine(error.upstreamMessage, MAX_ROBOT_DETAIL_CHARS);
+    return new ApiError(status, code, error.message, {
+      upstreamStatus: error.status,
+      ...(words ? { upstreamMessage: words } : {}),
+    });
+  }
+  return fromUpstream(error);
+}
+
+const ROBOT_PASSED_ON: Readonly<Record<number, string>> = {
+  400: 'upstream_bad_request',
+  409: 'upstream_conflict',
+  422: 'upstream_unprocessable',
+};
 
 /** Dead-letter problems: unknown id or receiver → 404; no longer dead, ambiguous, disabled → 409. */
 export function fromDeadLetter(error: DeadLetterError): ApiError {

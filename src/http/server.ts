@@ -14,6 +14,7 @@ import {
 } from './errors.js';
 import { RouteTable } from './route-table.js';
 import { registerDeadLetterRoutes } from './routes/dead-letters.js';
+import { collectRouteDocs, registerDocRoutes } from './routes/docs.js';
 import { registerEventStreamRoute } from './routes/event-stream.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerFleetRoutes } from './routes/fleet.js';
@@ -22,6 +23,7 @@ import { registerPowerRoutes } from './routes/power.js';
 import { registerProbeRoutes } from './routes/probes.js';
 import { registerQueueBoard } from './routes/queues.js';
 import { registerReceiverRoutes } from './routes/receivers.js';
+import { registerRobotRoutes } from './routes/robots.js';
 import { registerSilenceRoutes } from './routes/silences.js';
 
 export type { HttpServerOptions, HttpTuning, MetricsSource } from './context.js';
@@ -60,6 +62,7 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   });
   const routes = new RouteTable();
   app.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  const docs = collectRouteDocs(app);
 
   const context: RouteContext = {
     options,
@@ -127,6 +130,8 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   registerIncidentRoutes(app, context);
   registerDeadLetterRoutes(app, context);
   registerReceiverRoutes(app, context);
+  registerRobotRoutes(app, context);
+  registerDocRoutes(app, context, docs);
   await registerQueueBoard(app, context);
   await app.ready();
   return app;

@@ -115,14 +115,20 @@ export function checkValue(quantity: Quantity, range: Range, input: unknown): Ch
   return { ok: true, value };
 }
 
-/** A zod field for a bounded quantity; its one message is `checkValue`'s. */
+/**
+ * A zod field for a bounded quantity; its one message is `checkValue`'s. Its description (the
+ * range, as messages word it) is what a JSON Schema of it says, e.g. in the API's OpenAPI.
+ */
 export function boundedField(quantity: Quantity, range: Range) {
-  return z.unknown().transform((input, ctx): number => {
-    const checked = checkValue(quantity, range, input);
-    if (checked.ok) return checked.value;
-    ctx.addIssue({ code: 'custom', message: checked.problem, input });
-    return z.NEVER;
-  });
+  return z
+    .unknown()
+    .transform((input, ctx): number => {
+      const checked = checkValue(quantity, range, input);
+      if (checked.ok) return checked.value;
+      ctx.addIssue({ code: 'custom', message: checked.problem, input });
+      return z.NEVER;
+    })
+    .describe(describeRange(quantity, range));
 }
 
 export interface DurationOptions {

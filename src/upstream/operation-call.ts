@@ -27,8 +27,16 @@ function toEnvelope(json: unknown): unknown {
   return typeof json === 'object' && json !== null && !Array.isArray(json) ? json : { data: json };
 }
 
-/** The body of a success answer, read by the row's `answer` rule and checked against `response`. */
-function readAnswer(operation: Operation, ctx: ErrorContext, response: HttpResponse): unknown {
+/**
+ * The body of a success answer, read by the row's `answer` rule and checked against `response`,
+ * then given to the row's `result` reader unless `whole` asks for the body itself.
+ */
+function readAnswer(
+  operation: Operation,
+  ctx: ErrorContext,
+  response: HttpResponse,
+  whole: boolean,
+): unknown {
   let raw: unknown;
   if (operation.answer === 'acknowledgement') {
     // The 2xx is what says the write happened; the body is informational.
@@ -44,7 +52,7 @@ function readAnswer(operation: Operation, ctx: ErrorContext, response: HttpRespo
   }
   const value = operation.answer === 'json' ? raw : toEnvelope(raw);
   const body = validate(ctx, value, operation.response, response.status);
-  return operation.result ? operation.result(body as never, raw) : body;
+  return operation.result && !whole ? operation.result(body as never, raw) : body;
 }
 
 /** One attempt: sends the request, turns a status other than the row's success into its typed error, reads the body. */
@@ -53,12 +61,13 @@ async function exchange<R extends Operation>(
   operation: R,
   request: OperationRequest,
   attempt: number,
+  whole = false,
 ): Promise<OperationResult<R>> {
   const { ctx, url, json, signal } = request;
   const retry = attempt > 1 ? { retry: true } : {};
   const response = await api.send({ ...ctx, method: operation.method, url, json, signal, ...retry });
   if (!succeeded(operation, response.status)) throw statusError(ctx, response);
-  return readAnswer(operation, ctx, response) as OperationResult<R>;
+  return readAnswer(operation, ctx, response, whole) as OperationResult<R>;
 }
 
 export interface OperationClientOptions {
@@ -91,14 +100,23 @@ export class OperationRunner {
     operation: R,
     request: OperationRequest,
     attempt = 1,
+    whole = false,
   ): Promise<OperationResult<R>> {
-    return exchange(this.#api, operation, request, attempt);
+    return exchange(this.#api, operation, request, attempt, whole);
   }
 
-  /** Runs the operation: one attempt for a `never` row, else retried by the policy. */
-  async run<R extends Operation>(operation: R, args: readonly unknown[]): Promise<OperationResult<R>> {
+  /**
+   * Runs the operation: one attempt for a `never` row, else retried by the policy. It resolves
+   * with what the row's method returns, or with the whole body as read (`whole`: a pass-through
+   * that shows what the upstream answered, whatever part the method picks).
+   */
+  async run<R extends Operation>(
+    operation: R,
+    args: readonly unknown[],
+    whole = false,
+  ): Promise<OperationResult<R>> {
     const request = this.request(operation, args);
-    const attempt = (n: number) => this.once(operation, request, n);
+    const attempt = (n: number) => this.once(operation, request, n, whole);
     if (operation.retry === 'never') return attempt(1);
     return withRetry(attempt, {
       policy: this.policy,

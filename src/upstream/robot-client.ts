@@ -1,6 +1,7 @@
+import type { z } from 'zod';
 import { type OperationClientOptions, OperationRunner } from './operation-call.js';
-import { ROBOT_OPERATIONS, type RobotOperation } from './operations/robot.js';
-import type { ClientOf } from './operations/types.js';
+import { ROBOT_OPERATIONS, type RobotOperation, type RobotOperationName } from './operations/robot.js';
+import type { ClientOf, OperationArgs } from './operations/types.js';
 
 /**
  * The robot-level interface: one method per row of `ROBOT_OPERATIONS`, named and typed by the row
@@ -8,7 +9,22 @@ import type { ClientOf } from './operations/types.js';
  * `createSite(deviceId, name, body, opts?)`, `teleopRelease(deviceId, force?, opts?)`,
  * `teleopTransfer(deviceId, to, opts?)`, ...). A row without a method cannot exist.
  */
-export type RobotClient = ClientOf<RobotOperation>;
+export type RobotClient = ClientOf<RobotOperation> & RobotPassThrough;
+
+type RowNamed<N extends RobotOperationName> = Extract<RobotOperation, { name: N }>;
+
+/** Any row by name, answering with the robot's whole body (what an API passing it on shows). */
+export interface RobotPassThrough {
+  /**
+   * Calls the row `name` as its method would (same arguments, same retry rule, same errors) and
+   * resolves with the body as the row reads it, before the method picks its part
+   * (`platformFeedback` returns `data.platform_feedback`; this returns the envelope around it).
+   */
+  answer<N extends RobotOperationName>(
+    name: N,
+    ...args: OperationArgs<RowNamed<N>>
+  ): Promise<z.output<RowNamed<N>['response']>>;
+}
 
 export type RobotClientOptions = OperationClientOptions;
 
@@ -32,6 +48,15 @@ export class HttpRobotClient {
 
   constructor(options: RobotClientOptions) {
     this.#runner = new OperationRunner(options);
+  }
+
+  answer<N extends RobotOperationName>(
+    name: N,
+    ...args: OperationArgs<RowNamed<N>>
+  ): Promise<z.output<RowNamed<N>['response']>> {
+    const operation = ROBOT_OPERATIONS.find((row) => row.name === name);
+    if (!operation) return Promise.reject(new TypeError(`no robot operation named ${name}`));
+    return this.#runner.run(operation, args, true) as Promise<z.output<RowNamed<N>['response']>>;
   }
 
   static {

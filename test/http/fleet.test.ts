@@ -136,7 +136,13 @@ describe('GET /api/robots', () => {
       expect(item.state).toBe(truth.feedback.vehicleState);
       expect(item.autonomy?.status).toBe(truth.feedback.cortexStatus);
       expect(item.navigation?.status).toBe(truth.feedback.navStatus);
-      expect(item.config.loadedRoute).toMatch(/\S/);
+      // The loaded configuration by name, not only its hash (nothing loaded: no name, no fields).
+      for (const part of ['activeSite', 'loadedRoute', 'loadedZoneSet'] as const) {
+        expect(item.config[part]?.name).toBe(truth[part]);
+        expect(item.config[part]?.hash).toMatch(/^[0-9a-f]{16,}$/);
+        if (truth[part] === null) expect(item.config[part]?.fields).toBeNull();
+        else expect(item.config[part]?.fields).toContain('name');
+      }
       expect(item.commandQueue).toEqual({ length: truth.commandQueue, backlogSince: null });
     }
     expect(page.items.map((item) => item.commandQueue.length)).toContain(1);

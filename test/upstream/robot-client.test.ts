@@ -180,6 +180,23 @@ describe('lenient /v2 parsing', () => {
     expect(result).toMatchObject({ battery: { percent: 80 } });
   });
 
+  it('answer(name, ...) calls a row like its method and resolves with the whole body', async () => {
+    const body = {
+      status: 'success',
+      message: 'ok',
+      data: { platform_feedback: { current_command_index: 2 } },
+    };
+    fake.sequence('GET', `${DEV}/platform-feedback`, [[200, body]]);
+    expect(await robots.answer('platformFeedback', 'dev-1')).toEqual(body);
+    fake.sequence('GET', `${DEV}/teleop-control/status`, [
+      [200, { status: 'success', data: { holder_id: 'u' } }],
+    ]);
+    expect(await robots.answer('teleopStatus', 'dev-1')).toEqual({
+      status: 'success',
+      data: { holder_id: 'u' },
+    });
+  });
+
   it('platformFeedback with a partial payload is fine', async () => {
     fake.sequence('GET', `${DEV}/platform-feedback`, [
       [200, { data: { platform_feedback: { cortex_status: {} } } }],
@@ -432,7 +449,7 @@ describe('every robot-level endpoint', () => {
 
   it('covers every RobotClient method', () => {
     const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(robots)).filter(
-      (name) => name !== 'constructor' && name !== 'listRobots',
+      (name) => name !== 'constructor' && name !== 'listRobots' && name !== 'answer',
     );
     const tested = new Set(ENDPOINTS.map(([name]) => name.replace(/\(.*\)$/, '')));
     expect(methods.filter((name) => !tested.has(name))).toEqual([]);

@@ -13,7 +13,8 @@ import { defineDetector, isRecord } from './define.js';
  * summary for the notification. A part that is `undefined` in the value was not observed (its
  * poll failed or was skipped) and changes nothing; `null` is a real value (nothing loaded). Each
  * part's first observed value is its baseline. Only fingerprints are kept in the state, never the
- * documents. A failed observation changes nothing.
+ * documents, with the name each document goes by (`nameOf`) so that people see which site, route
+ * or zone set is loaded rather than a hash. A failed observation changes nothing.
  */
 
 export const CONFIG_PARTS = ['activeSite', 'loadedRoute', 'loadedZoneSet'] as const;
@@ -25,15 +26,36 @@ export interface RobotConfigValue {
   loadedZoneSet?: unknown;
 }
 
+/** One part as last observed: its fingerprint and the name of the document (see `nameOf`). */
+export interface ConfigPartState extends Fingerprint {
+  /** Absent in states written before names were kept; they gain one at the next observation. */
+  name?: string | null;
+}
+
 export interface RobotConfigState {
   v: 1;
-  parts: Record<ConfigPart, Fingerprint | null>;
+  parts: Record<ConfigPart, ConfigPartState | null>;
+}
+
+/** The longest name kept; a longer one is cut with `…`. */
+export const MAX_CONFIG_NAME = 200;
+
+/**
+ * The name a loaded document goes by: its `name` field (sites, routes and zone sets carry one),
+ * or the value itself when the robot answers with a bare string (such as `"none"`); null when
+ * nothing is loaded or the document names nothing.
+ */
+export function nameOf(document: unknown): string | null {
+  const name = isRecord(document) ? document.name : document;
+  if (typeof name !== 'string') return null;
+  return name.length > MAX_CONFIG_NAME ? `${name.slice(0, MAX_CONFIG_NAME - 1)}…` : name;
 }
 
 const fingerprintSchema = z.object({
   hash: z.string(),
   kind: z.enum(['object', 'array', 'scalar']),
   entries: z.array(z.tuple([z.string(), z.string()])).nullable(),
+  name: z.string().nullable().optional(),
 });
 
 const stateSchema = z.object({
@@ -63,7 +85,7 @@ export const robotConfigDetector = defineDetector<RobotConfigState, RobotConfigV
       if (document === undefined) continue;
       const current = fingerprint(document);
       const previous = parts[part];
-      parts[part] = current;
+      parts[part] = { ...current, name: nameOf(document) };
       if (previous === null || previous.hash === current.hash) continue;
       const diff = diffFingerprints(previous, current);
       events.push(

@@ -80,37 +80,89 @@ export function registerDeadLetterRoutes(app: FastifyInstance, context: RouteCon
     await directory.close();
   });
 
-  app.get('/api/dead-letters', { config: { access: 'read' } }, async (request) => {
-    const { receiver } = parse(receiverQuery, request.query, 'query');
-    const letters = await directory.get();
-    return { items: await letters.list({ receiver }) };
-  });
+  app.get(
+    '/api/dead-letters',
+    {
+      config: {
+        access: 'read',
+        doc: {
+          summary: 'Dead letters, oldest failure first',
+          tag: 'Dead letters',
+          query: receiverQuery,
+          responses: { 200: '`{items}`', 404: 'No such receiver' },
+        },
+      },
+    },
+    async (request) => {
+      const { receiver } = parse(receiverQuery, request.query, 'query');
+      const letters = await directory.get();
+      return { items: await letters.list({ receiver }) };
+    },
+  );
 
-  app.post('/api/dead-letters/:id/replay', { config: { access: 'write' } }, async (request) => {
-    const { id } = parse(idParams, request.params, 'params');
-    const { receiver } = parse(receiverQuery, request.query, 'query');
-    const letters = await directory.get();
-    const replayed = await letters.replay(id, { receiver });
-    audit(
-      context.logger,
-      request,
-      { id, receiver: replayed.receiver },
-      'dead letter replayed through the API',
-    );
-    return { replayed };
-  });
+  app.post(
+    '/api/dead-letters/:id/replay',
+    {
+      config: {
+        access: 'write',
+        doc: {
+          summary: "Replay a dead letter: back to the end of its receiver's queue, attempts reset",
+          tag: 'Dead letters',
+          params: idParams,
+          query: receiverQuery,
+          responses: {
+            200: '`{replayed}`',
+            404: 'No such dead letter or receiver',
+            409: 'Not dead any more (`not_dead`), dead in several receivers (`ambiguous`: add `receiver`), or the receiver is disabled',
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { id } = parse(idParams, request.params, 'params');
+      const { receiver } = parse(receiverQuery, request.query, 'query');
+      const letters = await directory.get();
+      const replayed = await letters.replay(id, { receiver });
+      audit(
+        context.logger,
+        request,
+        { id, receiver: replayed.receiver },
+        'dead letter replayed through the API',
+      );
+      return { replayed };
+    },
+  );
 
-  app.delete('/api/dead-letters/:id', { config: { access: 'write' } }, async (request) => {
-    const { id } = parse(idParams, request.params, 'params');
-    const { receiver } = parse(receiverQuery, request.query, 'query');
-    const letters = await directory.get();
-    const purged = await letters.purge(id, { receiver });
-    audit(
-      context.logger,
-      request,
-      { id: purged.id, receiver: purged.receiver },
-      'dead letter purged through the API',
-    );
-    return { purged };
-  });
+  app.delete(
+    '/api/dead-letters/:id',
+    {
+      config: {
+        access: 'write',
+        doc: {
+          summary: 'Delete a dead letter for good',
+          tag: 'Dead letters',
+          params: idParams,
+          query: receiverQuery,
+          responses: {
+            200: '`{purged}`',
+            404: 'No such dead letter or receiver',
+            409: 'Dead in several receivers (`ambiguous`)',
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { id } = parse(idParams, request.params, 'params');
+      const { receiver } = parse(receiverQuery, request.query, 'query');
+      const letters = await directory.get();
+      const purged = await letters.purge(id, { receiver });
+      audit(
+        context.logger,
+        request,
+        { id: purged.id, receiver: purged.receiver },
+        'dead letter purged through the API',
+      );
+      return { purged };
+    },
+  );
 }

@@ -103,78 +103,99 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
   const streams = { open: 0 };
   app.decorate('eventStreams', { getter: () => streams });
 
-  app.get('/api/events/stream', { config: { access: 'read' } }, async (request, reply) => {
-    const query = parse(streamQuery, request.query, 'query');
-    // HEAD (fastify adds it to every GET route): the headers, without following the log.
-    if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
-    let fromId = query.lastEventId;
-    const header = request.headers['last-event-id'];
-    if (typeof header === 'string' && header.trim() !== '') {
-      const checked = streamId.safeParse(header.trim());
-      if (!checked.success) {
-        rejectRequest([`headers.last-event-id: ${checked.error.issues[0]?.message ?? 'is not a stream id'}`]);
-      }
-      fromId = header.trim();
-    }
-
-    const stop = new AbortController();
-    const signal = AbortSignal.any([stop.signal, context.closing]);
-    const tail: EventTail = context.eventLog.tail({
-      fromId: fromId ?? '$',
-      ...(query.type === undefined ? {} : { type: query.type }),
-      ...(query.subject === undefined ? {} : { subject: query.subject }),
-      signal,
-    });
-    let after: string;
-    try {
-      after = await within(tail.ready, context.tuning.streamConnectTimeoutMs);
-    } catch {
-      await tail.close();
-      throw unavailable('cannot follow the event log right now: Redis does not answer');
-    }
-    const gap =
-      fromId === undefined
-        ? undefined
-        : await possibleGap(context.options.redis, context.eventLog.keys.events, fromId);
-
-    reply.hijack();
-    const res = reply.raw;
-    streams.open += 1;
-    const onClose = () => stop.abort();
-    res.on('close', onClose);
-    const heartbeat = setInterval(() => {
-      if (!res.destroyed && res.writableLength === 0)
-        res.write(`: heartbeat ${new Date().toISOString()}\n\n`);
-    }, context.tuning.heartbeatMs);
-    heartbeat.unref();
-    try {
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        // The connection is the stream's alone: closed with it, so a server that is stopping does
-        // not wait for the client's keep-alive time-out.
-        connection: 'close',
-        'x-accel-buffering': 'no',
-        'x-content-type-options': 'nosniff',
-      });
-      let opening = `retry: 3000\n: fleetwatch event log, events after ${after}\n\n`;
-      if (gap) opening += `event: gap\ndata: ${JSON.stringify(gap)}\n\n`;
-      if (await send(res, opening, signal)) {
-        for await (const entry of tail) {
-          if (!(await send(res, frame(entry), signal))) break;
+  app.get(
+    '/api/events/stream',
+    {
+      config: {
+        access: 'read',
+        doc: {
+          summary: 'The event log, live, as server-sent events',
+          description:
+            'Each event is `id: <stream id>` and `data: <CloudEvent>`. Resumable with `Last-Event-ID` (or `lastEventId`): the matching events after it are replayed first; `event: gap` says when the capped log may have lost some.',
+          tag: 'Events',
+          query: streamQuery,
+          responses: {
+            200: { description: 'The stream', type: 'text/event-stream' },
+            503: 'The stream could not get its Redis connection in time',
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = parse(streamQuery, request.query, 'query');
+      // HEAD (fastify adds it to every GET route): the headers, without following the log.
+      if (request.method === 'HEAD') return reply.type('text/event-stream; charset=utf-8').send();
+      let fromId = query.lastEventId;
+      const header = request.headers['last-event-id'];
+      if (typeof header === 'string' && header.trim() !== '') {
+        const checked = streamId.safeParse(header.trim());
+        if (!checked.success) {
+          rejectRequest([
+            `headers.last-event-id: ${checked.error.issues[0]?.message ?? 'is not a stream id'}`,
+          ]);
         }
+        fromId = header.trim();
       }
-    } catch (error) {
-      if (!signal.aborted) {
-        context.logger.warn({ err: (error as Error).message }, 'event stream ended with an error');
+
+      const stop = new AbortController();
+      const signal = AbortSignal.any([stop.signal, context.closing]);
+      const tail: EventTail = context.eventLog.tail({
+        fromId: fromId ?? '$',
+        ...(query.type === undefined ? {} : { type: query.type }),
+        ...(query.subject === undefined ? {} : { subject: query.subject }),
+        signal,
+      });
+      let after: string;
+      try {
+        after = await within(tail.ready, context.tuning.streamConnectTimeoutMs);
+      } catch {
+        await tail.close();
+        throw unavailable('cannot follow the event log right now: Redis does not answer');
       }
-    } finally {
-      clearInterval(heartbeat);
-      res.off('close', onClose);
-      stop.abort();
-      await tail.close();
-      streams.open -= 1;
-      if (!res.destroyed) res.end();
-    }
-  });
+      const gap =
+        fromId === undefined
+          ? undefined
+          : await possibleGap(context.options.redis, context.eventLog.keys.events, fromId);
+
+      reply.hijack();
+      const res = reply.raw;
+      streams.open += 1;
+      const onClose = () => stop.abort();
+      res.on('close', onClose);
+      const heartbeat = setInterval(() => {
+        if (!res.destroyed && res.writableLength === 0)
+          res.write(`: heartbeat ${new Date().toISOString()}\n\n`);
+      }, context.tuning.heartbeatMs);
+      heartbeat.unref();
+      try {
+        res.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+          // The connection is the stream's alone: closed with it, so a server that is stopping does
+          // not wait for the client's keep-alive time-out.
+          connection: 'close',
+          'x-accel-buffering': 'no',
+          'x-content-type-options': 'nosniff',
+        });
+        let opening = `retry: 3000\n: fleetwatch event log, events after ${after}\n\n`;
+        if (gap) opening += `event: gap\ndata: ${JSON.stringify(gap)}\n\n`;
+        if (await send(res, opening, signal)) {
+          for await (const entry of tail) {
+            if (!(await send(res, frame(entry), signal))) break;
+          }
+        }
+      } catch (error) {
+        if (!signal.aborted) {
+          context.logger.warn({ err: (error as Error).message }, 'event stream ended with an error');
+        }
+      } finally {
+        clearInterval(heartbeat);
+        res.off('close', onClose);
+        stop.abort();
+        await tail.close();
+        streams.open -= 1;
+        if (!res.destroyed) res.end();
+      }
+    },
+  );
 }

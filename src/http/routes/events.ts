@@ -31,19 +31,35 @@ const rangeQuery = z.strictObject({
 
 export function registerEventRoutes(app: FastifyInstance, context: RouteContext): void {
   const marks = new MuteMarks({ redis: context.options.redis, prefix: context.options.config.redis.prefix });
-  app.get('/api/events', { config: { access: 'read' } }, async (request) => {
-    const query = parse(rangeQuery, request.query, 'query');
-    const entries = await context.eventLog.range({
-      ...(query.since === undefined ? {} : { since: query.since }),
-      ...(query.type === undefined ? {} : { type: query.type }),
-      ...(query.subject === undefined ? {} : { subject: query.subject }),
-      limit: query.limit ?? DEFAULT_RANGE_LIMIT,
-    });
-    const muted = await marks.read(entries.map((entry) => entry.event.id));
-    const items = entries.map((entry) => {
-      const mark = muted.get(entry.event.id);
-      return mark ? { ...entry, muted: mark } : entry;
-    });
-    return { items, lastStreamId: items.at(-1)?.streamId ?? null };
-  });
+  app.get(
+    '/api/events',
+    {
+      config: {
+        access: 'read',
+        doc: {
+          summary: 'The event log, oldest first',
+          description:
+            'Without `since`: the newest `limit` matching events. With `since` (a stream id, exclusive, or an ISO 8601 time, inclusive): the first `limit` after it; page forward with `lastStreamId`. An event kept out of notifications carries `muted`.',
+          tag: 'Events',
+          query: rangeQuery,
+          responses: { 200: '`{items: [{streamId, event, muted?}], lastStreamId}`' },
+        },
+      },
+    },
+    async (request) => {
+      const query = parse(rangeQuery, request.query, 'query');
+      const entries = await context.eventLog.range({
+        ...(query.since === undefined ? {} : { since: query.since }),
+        ...(query.type === undefined ? {} : { type: query.type }),
+        ...(query.subject === undefined ? {} : { subject: query.subject }),
+        limit: query.limit ?? DEFAULT_RANGE_LIMIT,
+      });
+      const muted = await marks.read(entries.map((entry) => entry.event.id));
+      const items = entries.map((entry) => {
+        const mark = muted.get(entry.event.id);
+        return mark ? { ...entry, muted: mark } : entry;
+      });
+      return { items, lastStreamId: items.at(-1)?.streamId ?? null };
+    },
+  );
 }

@@ -30,27 +30,59 @@ export function registerFleetRoutes(app: FastifyInstance, context: RouteContext)
   ];
 
   for (const { kind, path, noun } of routes) {
-    app.get(path, { config: { access: 'read' } }, async (request) => {
-      const query = parse(pageQuery, request.query, 'query');
-      let afterId: string | undefined;
-      if (query.cursor !== undefined) {
-        afterId = decodeCursor(query.cursor);
-        if (afterId === undefined) {
-          rejectRequest([
-            'query.cursor: is not a cursor this API returned (use nextCursor of the previous page)',
-          ]);
+    app.get(
+      path,
+      {
+        config: {
+          access: 'read',
+          doc: {
+            summary: `The ${noun}s as fleetwatch last observed them`,
+            description: `From the snapshots (the fleet service is not asked), sorted by id, paged with \`limit\` and \`cursor\` (the previous page's \`nextCursor\`).`,
+            tag: 'Fleet',
+            query: pageQuery,
+            responses: { 200: `\`{items, nextCursor, total, list}\`: a page of ${noun}s` },
+          },
+        },
+      },
+      async (request) => {
+        const query = parse(pageQuery, request.query, 'query');
+        let afterId: string | undefined;
+        if (query.cursor !== undefined) {
+          afterId = decodeCursor(query.cursor);
+          if (afterId === undefined) {
+            rejectRequest([
+              'query.cursor: is not a cursor this API returned (use nextCursor of the previous page)',
+            ]);
+          }
         }
-      }
-      return reader.page(kind, { limit: query.limit ?? 100, ...(afterId === undefined ? {} : { afterId }) });
-    });
+        return reader.page(kind, {
+          limit: query.limit ?? 100,
+          ...(afterId === undefined ? {} : { afterId }),
+        });
+      },
+    );
 
-    app.get(`${path}/:id`, { config: { access: 'read' } }, async (request) => {
-      const { id } = parse(idParams, request.params, 'params');
-      const view = await reader.one(kind, id);
-      if (!view) {
-        throw notFound(`fleetwatch knows no ${noun} "${id}" (GET ${path} lists the ones it has seen)`);
-      }
-      return view;
-    });
+    app.get(
+      `${path}/:id`,
+      {
+        config: {
+          access: 'read',
+          doc: {
+            summary: `One ${noun} as fleetwatch last observed it`,
+            tag: 'Fleet',
+            params: idParams,
+            responses: { 200: `The ${noun}`, 404: `fleetwatch knows no such ${noun}` },
+          },
+        },
+      },
+      async (request) => {
+        const { id } = parse(idParams, request.params, 'params');
+        const view = await reader.one(kind, id);
+        if (!view) {
+          throw notFound(`fleetwatch knows no ${noun} "${id}" (GET ${path} lists the ones it has seen)`);
+        }
+        return view;
+      },
+    );
   }
 }

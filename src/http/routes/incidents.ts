@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { acknowledgeIncident } from '../../incidents/acknowledge.js';
+import { ackInputSchema, acknowledgeIncident } from '../../incidents/acknowledge.js';
 import {
   decodeCursor,
   filterProblems,
@@ -76,65 +76,116 @@ export function registerIncidentRoutes(app: FastifyInstance, context: RouteConte
     }),
   });
 
-  app.get('/api/incidents', { config: { access: 'read' } }, async (request) => {
-    const query = parse(listQuery, request.query, 'query');
-    const filter = {
-      type: list(query.type ?? ''),
-      subject: list(query.subject ?? ''),
-      ...(query.severity ? { severity: query.severity } : {}),
-      states: query.state,
-    };
-    const problems = filterProblems(filter);
-    if (problems.length > 0) rejectRequest(problems.map((problem) => `query.${problem}`));
-    if (query.cursor !== undefined && decodeCursor(query.cursor) === undefined) {
-      rejectRequest([
-        'query.cursor: is not a cursor this API returned (use nextCursor of the previous page)',
-      ]);
-    }
-    return reader.list(filter, {
-      limit: query.limit ?? 100,
-      ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
-    });
-  });
+  app.get(
+    '/api/incidents',
+    {
+      config: {
+        access: 'read',
+        doc: {
+          summary: 'Incidents, open ones by default',
+          description:
+            '`type` and `subject` are globs (comma-separated for several), `severity` a minimum, `state` any of open, active, acknowledged, silenced, inhibited, maintenance, closed, all. Paged like the fleet.',
+          tag: 'Incidents',
+          query: listQuery,
+          responses: { 200: '`{items, nextCursor, ...}`' },
+        },
+      },
+    },
+    async (request) => {
+      const query = parse(listQuery, request.query, 'query');
+      const filter = {
+        type: list(query.type ?? ''),
+        subject: list(query.subject ?? ''),
+        ...(query.severity ? { severity: query.severity } : {}),
+        states: query.state,
+      };
+      const problems = filterProblems(filter);
+      if (problems.length > 0) rejectRequest(problems.map((problem) => `query.${problem}`));
+      if (query.cursor !== undefined && decodeCursor(query.cursor) === undefined) {
+        rejectRequest([
+          'query.cursor: is not a cursor this API returned (use nextCursor of the previous page)',
+        ]);
+      }
+      return reader.list(filter, {
+        limit: query.limit ?? 100,
+        ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
+      });
+    },
+  );
 
-  app.get('/api/incidents/:id', { config: { access: 'read' } }, async (request) => {
-    const { id } = parse(idParams, request.params, 'params');
-    const view = await reader.one(id);
-    if (!view)
-      throw notFound(`no incident "${id}" (GET /api/incidents?state=all lists the open and recent ones)`);
-    return view;
-  });
+  app.get(
+    '/api/incidents/:id',
+    {
+      config: {
+        access: 'read',
+        doc: {
+          summary: 'One incident, open or closed (closed ones are kept 7 days)',
+          tag: 'Incidents',
+          params: idParams,
+          responses: { 200: 'The incident', 404: 'No such incident' },
+        },
+      },
+    },
+    async (request) => {
+      const { id } = parse(idParams, request.params, 'params');
+      const view = await reader.one(id);
+      if (!view)
+        throw notFound(`no incident "${id}" (GET /api/incidents?state=all lists the open and recent ones)`);
+      return view;
+    },
+  );
 
-  app.post('/api/incidents/:id/ack', { config: { access: 'write' } }, async (request) => {
-    const { id } = parse(idParams, request.params, 'params');
-    const outcome = await acknowledgeIncident(
-      { incidents, store: context.options.store },
-      id,
-      request.body ?? {},
-    );
-    switch (outcome.kind) {
-      case 'invalid':
-        return rejectRequest(outcome.problems.map((problem) => `body.${problem}`));
-      case 'not-found':
-        throw notFound(`no incident "${id}" (GET /api/incidents lists the open ones)`);
-      case 'closed':
-        throw conflict(
-          'incident_closed',
-          `incident ${id} is not open${outcome.record.closedAt ? ` (closed at ${outcome.record.closedAt})` : ''}: there is nothing to acknowledge`,
-        );
-      case 'acknowledged':
-        audit(
-          context.logger,
-          request,
-          {
-            incident: id,
-            author: outcome.record.ack?.by,
-            until: outcome.record.ack?.until,
-            event: outcome.event.id,
+  app.post(
+    '/api/incidents/:id/ack',
+    {
+      config: {
+        access: 'write',
+        doc: {
+          summary: 'Acknowledge an open incident',
+          description:
+            'Its reminders stop until it resolves or the acknowledgement ends (`for`, default 4h).',
+          tag: 'Incidents',
+          params: idParams,
+          body: { schema: ackInputSchema, required: true },
+          responses: {
+            200: 'The incident, acknowledged',
+            404: 'No such incident',
+            409: 'The incident is not open (`incident_closed`)',
           },
-          'incident acknowledged through the API',
-        );
-        return (await reader.one(id)) ?? toView(outcome.record, undefined, Date.now());
-    }
-  });
+        },
+      },
+    },
+    async (request) => {
+      const { id } = parse(idParams, request.params, 'params');
+      const outcome = await acknowledgeIncident(
+        { incidents, store: context.options.store },
+        id,
+        request.body ?? {},
+      );
+      switch (outcome.kind) {
+        case 'invalid':
+          return rejectRequest(outcome.problems.map((problem) => `body.${problem}`));
+        case 'not-found':
+          throw notFound(`no incident "${id}" (GET /api/incidents lists the open ones)`);
+        case 'closed':
+          throw conflict(
+            'incident_closed',
+            `incident ${id} is not open${outcome.record.closedAt ? ` (closed at ${outcome.record.closedAt})` : ''}: there is nothing to acknowledge`,
+          );
+        case 'acknowledged':
+          audit(
+            context.logger,
+            request,
+            {
+              incident: id,
+              author: outcome.record.ack?.by,
+              until: outcome.record.ack?.until,
+              event: outcome.event.id,
+            },
+            'incident acknowledged through the API',
+          );
+          return (await reader.one(id)) ?? toView(outcome.record, undefined, Date.now());
+      }
+    },
+  );
 }

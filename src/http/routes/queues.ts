@@ -7,6 +7,7 @@ import { throttledWarn } from '../../lib/redis-connection.js';
 import { notifyQueueName, QUEUE_NAMES } from '../../queues/names.js';
 import { bullPrefix } from '../../store/keys.js';
 import type { RouteContext } from '../context.js';
+import type { RouteDoc } from '../route-doc.js';
 
 /**
  * Bull Board at `/admin/queues` (token: `Authorization: Bearer <token>`, or in a browser HTTP Basic
@@ -22,6 +23,15 @@ import type { RouteContext } from '../context.js';
 type BoardOptions = Parameters<typeof createBullBoard>[0];
 
 export const QUEUE_UI_PATH = '/admin/queues';
+
+/** The queue UI's one entry in the OpenAPI document; its own pages, assets and JSON below it are its business. */
+export const QUEUE_UI_DOC: RouteDoc = {
+  summary: 'The queue UI (Bull Board), read-only',
+  description:
+    "Every fleetwatch queue: `poll`, `events` and one `notify-<receiver>` per receiver. In a browser, sign in with any user name and the API token as the password. The pages, assets and JSON below this path are the UI's own and are not listed.",
+  tag: 'Queue UI',
+  responses: { 200: { description: 'The UI', type: 'text/html' } },
+};
 
 const DESCRIPTIONS: Record<string, string> = {
   [QUEUE_NAMES.poll]: 'poll shards: one job per poller, tick and shard',

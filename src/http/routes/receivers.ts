@@ -42,27 +42,57 @@ export function registerReceiverRoutes(app: FastifyInstance, context: RouteConte
     await deadLetters.close();
   });
 
-  app.get('/api/receivers', { config: { access: 'read' } }, async () => ({
-    items: await readReceiverStates(receivers, { deadLetters, disabledReceivers, holds }),
-  }));
-
-  app.post('/api/receivers/:name/resume', { config: { access: 'write' } }, async (request) => {
-    const { name } = parse(nameParams, request.params, 'params');
-    if (!receivers.some((receiver) => receiver.name === name)) {
-      throw notFound(`no receiver "${name}" in the config (GET /api/receivers lists them)`);
-    }
-    const resumed = await holds.resume(name);
-    audit(
-      context.logger,
-      request,
-      {
-        receiver: name,
-        wasHeldUntil: resumed?.until ?? null,
-        cause: resumed?.cause,
-        reason: resumed?.reason,
+  app.get(
+    '/api/receivers',
+    {
+      config: {
+        access: 'read',
+        doc: {
+          summary: 'Each configured receiver: disabled, held, its dead letters',
+          tag: 'Receivers',
+          responses: { 200: '`{items}`' },
+        },
       },
-      resumed ? 'receiver resumed through the API' : 'receiver resume through the API: it was not held',
-    );
-    return { receiver: name, resumed: resumed ?? null };
-  });
+    },
+    async () => ({
+      items: await readReceiverStates(receivers, { deadLetters, disabledReceivers, holds }),
+    }),
+  );
+
+  app.post(
+    '/api/receivers/:name/resume',
+    {
+      config: {
+        access: 'write',
+        doc: {
+          summary: "End a receiver's hold now, on every replica",
+          tag: 'Receivers',
+          params: nameParams,
+          responses: {
+            200: '`{receiver, resumed}` (`resumed`: the hold ended, or null)',
+            404: 'No such receiver in the config',
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { name } = parse(nameParams, request.params, 'params');
+      if (!receivers.some((receiver) => receiver.name === name)) {
+        throw notFound(`no receiver "${name}" in the config (GET /api/receivers lists them)`);
+      }
+      const resumed = await holds.resume(name);
+      audit(
+        context.logger,
+        request,
+        {
+          receiver: name,
+          wasHeldUntil: resumed?.until ?? null,
+          cause: resumed?.cause,
+          reason: resumed?.reason,
+        },
+        resumed ? 'receiver resumed through the API' : 'receiver resume through the API: it was not held',
+      );
+      return { receiver: name, resumed: resumed ?? null };
+    },
+  );
 }

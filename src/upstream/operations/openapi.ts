@@ -24,8 +24,11 @@ import { DEVICE_ID_PARAM, type Operation, type OperationParam, paramsOf, pathOf 
 
 export const ROBOTS_OPENAPI_FILE = 'openapi/robots-v2.yaml';
 
-/** Component names of the schemas rows use; a row with a schema not named here fails to render. */
-const SCHEMA_NAMES = new Map<z.ZodType, string>([
+/**
+ * Component names of the schemas rows use; a row with a schema not named here fails to render.
+ * fleetwatch's own API document (src/http/openapi.ts) names them the same.
+ */
+export const SCHEMA_NAMES: ReadonlyMap<z.ZodType, string> = new Map<z.ZodType, string>([
   [robotListSchema, 'RobotList'],
   [robotHealthSchema, 'RobotHealth'],
   [robotUuidResponseSchema, 'RobotUuidResponse'],
