@@ -174,7 +174,13 @@ describe('usage and configuration errors', () => {
 
   it('--help works on every command and exits 0', async () => {
     const context = new CliContext(
-      { stdout: new PassThrough(), stderr: new PassThrough(), env: {}, signal: new AbortController().signal },
+      {
+        stdin: new PassThrough(),
+        stdout: new PassThrough(),
+        stderr: new PassThrough(),
+        env: {},
+        signal: new AbortController().signal,
+      },
       () => ({}),
     );
     const paths: string[][] = [[]];
