@@ -113,7 +113,7 @@ describe('fleetwatch power', () => {
   it('an unknown vehicle is "not found", exit 4', async () => {
     const run = await runCli(['power', 'on', 'veh-9999'], env());
     expect(run.code).toBe(ExitCode.notFound);
-    expect(run.stderr).toBe('fleetwatch: vehicle "veh-9999" not found (request_vehicle_power_on: 404)\n');
+    expect(run.stderr).toBe('fleetwatch: vehicle "veh-9999" not found, not available to this client, or not power-capable (request_vehicle_power_on: 404)\n');
   });
 
   it('a wrong secret is a one-line authentication error, exit 3, secret not shown', async () => {

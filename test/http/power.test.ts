@@ -78,7 +78,7 @@ describe('POST /api/vehicles/{id}/power/{on|off}', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toEqual({
       code: 'not_found',
-      message: 'vehicle "veh-9999" not found (request_vehicle_power_on: 404)',
+      message: 'vehicle "veh-9999" not found, not available to this client, or not power-capable (request_vehicle_power_on: 404)',
       details: { upstreamStatus: 404 },
     });
 
