@@ -222,7 +222,9 @@ describe('get_vehicle_power_status', () => {
     fake.sequence('GET', STATUS_PATH, [[404]]);
     const error = await failure(upstream.fleet.getPowerStatus('v-9'));
     expect(error).toBeInstanceOf(NotFoundError);
-    expect(error.message).toBe('vehicle "v-9" not found, not available to this client, or not power-capable (get_vehicle_power_status: 404)');
+    expect(error.message).toBe(
+      'vehicle "v-9" not found, not available to this client, or not power-capable (get_vehicle_power_status: 404)',
+    );
     expect(error.target).toBe('v-9');
     expect(error.retryable).toBe(false);
     expect(fake.count('GET', STATUS_PATH)).toBe(1);
