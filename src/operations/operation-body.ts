@@ -6,7 +6,7 @@ import type { Operation } from '../upstream/operations/types.js';
  * The request body of an upstream operation as a person gives it (a file, stdin, an API request),
  * read and checked before anything is sent: JSON, within a size limit, present when the row's
  * body rule requires it, absent when the row takes none, and matching the row's request schema
- * where the spec (or robot-shapes.md) gives one. Where the spec is silent, any JSON passes through
+ * where the spec (or the robot payload notes) gives one. Where the spec is silent, any JSON passes through
  * unchanged: only the robot can judge it.
  *
  * Problems are one line each, naming the field and what was expected (`motion_command: expected a
