@@ -1,5 +1,6 @@
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import type { z } from 'zod';
+import { formatDuration } from '../lib/duration.js';
 import { COUNT, checkValue, DURATION, type Quantity } from '../lib/fields.js';
 
 /**
@@ -17,6 +18,23 @@ function bounded(quantity: Quantity, min: number, max: number) {
 /** A duration such as `30s` or `5m`, within `[min, max]` milliseconds. */
 export function durationArgument(min: number, max: number) {
   return bounded(DURATION, min, max);
+}
+
+/**
+ * A duration option whose help reads as people write durations: its bounds and its default
+ * (`how long --wait waits (100ms to 1h) (default: 5m)`), never a count of milliseconds.
+ */
+export function durationOption(
+  flags: string,
+  description: string,
+  range: { min: number; max: number },
+  defaultMs?: number,
+): Option {
+  const option = new Option(
+    flags,
+    `${description} (${formatDuration(range.min)} to ${formatDuration(range.max)})`,
+  ).argParser(durationArgument(range.min, range.max));
+  return defaultMs === undefined ? option : option.default(defaultMs, formatDuration(defaultMs));
 }
 
 /** A whole number within `[min, max]`. */

@@ -1,7 +1,14 @@
 import { CommanderError } from 'commander';
 import { ConfigError } from '../config/index.js';
 import { secrets } from '../log/secrets.js';
-import { AuthenticationError, NotFoundError, UnauthorizedError, UpstreamError } from '../upstream/errors.js';
+import {
+  AuthenticationError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthorizedError,
+  UnprocessableError,
+  UpstreamError,
+} from '../upstream/errors.js';
 import { ExitCode } from './exit-codes.js';
 import type { CliIo } from './io.js';
 
@@ -39,9 +46,17 @@ export function reportError(error: unknown, io: CliIo): number {
     say(error.message);
     return ExitCode.auth;
   }
+  if (error instanceof ForbiddenError) {
+    say(error.message);
+    return ExitCode.forbidden;
+  }
   if (error instanceof NotFoundError) {
     say(error.message);
     return ExitCode.notFound;
+  }
+  if (error instanceof UnprocessableError) {
+    say(error.message);
+    return ExitCode.usage;
   }
   if (error instanceof UpstreamError) {
     say(error.message);

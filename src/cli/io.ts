@@ -1,7 +1,12 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
-/** Where a command writes: results to `stdout`, progress and problems to `stderr`. */
+/**
+ * Where a command writes: results to `stdout`, progress, problems and questions to `stderr`; it
+ * reads a request body (`--file -`) or the answer to a question from `stdin`.
+ */
 export interface CliIo {
+  /** Asked only when `isTTY`: a command never waits for an answer nobody can give. */
+  stdin: Readable & { isTTY?: boolean };
   stdout: Writable & { isTTY?: boolean };
   stderr: Writable & { isTTY?: boolean };
   env: NodeJS.ProcessEnv;
@@ -77,4 +82,49 @@ export interface ReadView<T> {
 export function printRead<T>(io: CliIo, json: boolean | undefined, value: T, view: ReadView<T>): void {
   if (json) writeJson(io.stdout, view.json(value));
   else writeLine(io.stdout, view.text(value));
+}
+
+/** The widest a nested value is shown in a table cell or a `key: value` line before it is cut. */
+const NESTED_WIDTH = { cell: 40, line: 100 } as const;
+
+/** A value as one short piece of text: scalars as they are, anything nested as compact JSON, cut. */
+function inline(value: unknown, width: number): string {
+  if (value === null || value === undefined) return '-';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  const text = JSON.stringify(value);
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A JSON document whose shape nobody specified (a robot's site, its command queue), for people: a
+ * list of objects as a table of their fields, a list of values one per line, an object as `key:
+ * value` lines; nested values as compact JSON, cut short (`--json` shows everything). Empty when
+ * the document holds nothing (null, `[]`, `{}`).
+ */
+export function renderDocument(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '';
+    if (value.every(isRecord)) {
+      const headers = [...new Set(value.flatMap((item) => Object.keys(item)))];
+      return renderTable(
+        headers.map((header) => header.toUpperCase()),
+        value.map((item) => headers.map((header) => inline(item[header], NESTED_WIDTH.cell))),
+      );
+    }
+    return value.map((item) => inline(item, NESTED_WIDTH.line)).join('\n');
+  }
+  if (isRecord(value)) {
+    const entries = Object.entries(value);
+    const width = Math.max(0, ...entries.map(([key]) => key.length));
+    return entries
+      .map(([key, item]) => `${`${key}:`.padEnd(width + 2)}${inline(item, NESTED_WIDTH.line)}`)
+      .join('\n');
+  }
+  return inline(value, NESTED_WIDTH.line);
 }

@@ -113,6 +113,7 @@ export async function main(argv: string[], io: Partial<CliIo> = {}): Promise<num
   const stderr = io.stderr ?? process.stderr;
   const output = watchOutput({ stdout, stderr });
   const fullIo: CliIo = {
+    stdin: io.stdin ?? process.stdin,
     stdout,
     stderr,
     env: io.env ?? process.env,

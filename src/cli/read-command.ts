@@ -29,7 +29,8 @@ export function addReadCommand<T>(
   const command = declare(parent, spec);
   return command.action(async (...values: unknown[]) => {
     const args = values.slice(0, spec.args?.length ?? 0) as string[];
-    const options = values[args.length] as { json?: boolean };
+    // With the options of the groups above: `robot lease --json status <id>` is `--json` too.
+    const options = (values[values.length - 1] as Command).optsWithGlobals<{ json?: boolean }>();
     const value = await spec.read(args, context.io.signal);
     printRead(context.io, options.json, value, spec.view(args));
   });

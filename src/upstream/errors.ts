@@ -16,6 +16,8 @@ export type UpstreamErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
+  | 'conflict'
+  | 'unprocessable'
   | 'internal_server_error'
   | 'bad_gateway'
   | 'service_unavailable'
@@ -37,6 +39,11 @@ export interface ErrorContext {
    * `site "north" on robot "dev/1"`. Falls back to the target.
    */
   subject?: string;
+  /**
+   * What a 404 means for this operation, in the spec's words, when it says more than "not found"
+   * (`/v1`: `not found, not available to this client, or not power-capable`).
+   */
+  notFound?: string;
 }
 
 export interface UpstreamErrorInit extends ErrorContext {
@@ -150,7 +157,18 @@ const STATUS_ERRORS = {
       return `${subject ? `access to ${subject} is forbidden` : 'access is forbidden'} for this client`;
     },
   },
-  404: { code: 'not_found', says: (ctx) => `${subjectOf(ctx) ?? 'resource'} not found` },
+  404: {
+    code: 'not_found',
+    says: (ctx) => `${subjectOf(ctx) ?? 'resource'} ${ctx.notFound ?? 'not found'}`,
+  },
+  409: {
+    code: 'conflict',
+    says: (ctx) => `${subjectOf(ctx) ?? 'the upstream service'}: refused in its current state`,
+  },
+  422: {
+    code: 'unprocessable',
+    says: (ctx) => `the request${forSubject(ctx)} was rejected as invalid`,
+  },
   500: { code: 'internal_server_error', says: (ctx) => `upstream internal server error${forSubject(ctx)}` },
   502: {
     code: 'bad_gateway',
@@ -196,6 +214,10 @@ function statusErrorClass(status: TypedStatus) {
 export class UnauthorizedError extends statusErrorClass(401) {}
 export class ForbiddenError extends statusErrorClass(403) {}
 export class NotFoundError extends statusErrorClass(404) {}
+/** The addressed thing's state does not allow the request (a robot's site in use, a room that exists). */
+export class ConflictError extends statusErrorClass(409) {}
+/** The request's body or parameters were refused as invalid; the upstream's details name the fields. */
+export class UnprocessableError extends statusErrorClass(422) {}
 export class InternalServerError extends statusErrorClass(500) {}
 export class BadGatewayError extends statusErrorClass(502) {}
 export class ServiceUnavailableError extends statusErrorClass(503) {}
@@ -282,6 +304,7 @@ const GATEWAY_ERRORS = { 502: BadGatewayError, 503: ServiceUnavailableError, 504
  * |---|---|---|
  * | `auth` | `UnauthorizedError` (401), `ForbiddenError` (403) | no |
  * | `not_found` | `NotFoundError` | no |
+ * | `client_error` 409, 422 | `ConflictError`, `UnprocessableError` | no |
  * | `gateway` | `BadGatewayError`, `ServiceUnavailableError`, `GatewayTimeoutError` | yes |
  * | `server_error` | `InternalServerError` (500), else `UnexpectedStatusError` | no |
  * | any other (3xx, 408, 410, 429, other 4xx) | `UnexpectedStatusError` | no |
@@ -299,6 +322,10 @@ export function errorForStatus(ctx: ErrorContext, status: number, details?: Stat
       return new GATEWAY_ERRORS[status as keyof typeof GATEWAY_ERRORS](ctx, details);
     case 'server_error':
       if (status === 500) return new InternalServerError(ctx, details);
+      return new UnexpectedStatusError(ctx, status, details);
+    case 'client_error':
+      if (status === 409) return new ConflictError(ctx, details);
+      if (status === 422) return new UnprocessableError(ctx, details);
       return new UnexpectedStatusError(ctx, status, details);
     default:
       return new UnexpectedStatusError(ctx, status, details);

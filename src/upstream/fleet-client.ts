@@ -1,4 +1,5 @@
-import { GatewayTimeoutError, NetworkError, UpstreamTimeoutError } from './errors.js';
+import { classifyExchange } from '../lib/http-answer.js';
+import { GatewayTimeoutError, NetworkError, UnexpectedStatusError, UpstreamTimeoutError } from './errors.js';
 import type { CallOptions } from './http.js';
 import { type OperationClientOptions, OperationRunner } from './operation-call.js';
 import { FLEET_OPERATIONS, type FleetOperation } from './operations/fleet.js';
@@ -26,10 +27,31 @@ export interface FleetClient extends Record<FleetOperation['name'], (...args: ne
   /** `GET /v1/vehicles/{id}/power/status`: the last reported state and the pending command. */
   getPowerStatus(vehicleId: string, opts?: CallOptions): Promise<PowerStatus>;
   /** `POST /v1/vehicles/{id}/power/on`; resolves when the command is accepted (not carried out). */
-  requestPowerOn(vehicleId: string, opts?: CallOptions): Promise<void>;
+  requestPowerOn(vehicleId: string, opts?: CallOptions): Promise<PowerAcceptance>;
   /** `POST /v1/vehicles/{id}/power/off`; resolves when the command is accepted (not carried out). */
-  requestPowerOff(vehicleId: string, opts?: CallOptions): Promise<void>;
-  requestPower(vehicleId: string, target: PowerTarget, opts?: CallOptions): Promise<void>;
+  requestPowerOff(vehicleId: string, opts?: CallOptions): Promise<PowerAcceptance>;
+  requestPower(vehicleId: string, target: PowerTarget, opts?: CallOptions): Promise<PowerAcceptance>;
+}
+
+/**
+ * How a power request was accepted. The spec says 202; another 2xx still says the service took
+ * the command, so it is accepted too, with a warning: reporting it as a failure would invite a
+ * second request for a command that stands.
+ */
+export interface PowerAcceptance {
+  /**
+   * The status of the answer that accepted it (202, or the other 2xx); absent when, after an
+   * answer that may have been lost, the power status showed the command in effect.
+   */
+  status?: number;
+  /** Set when the status was not the spec's 202: one line for the operator. */
+  warning?: string;
+}
+
+/** The 2xx other than 202 that a power request was answered with, if that is what `error` is. */
+function otherSuccess(error: unknown): number | undefined {
+  if (!(error instanceof UnexpectedStatusError) || error.status === undefined) return undefined;
+  return classifyExchange(error.status) === 'success' ? error.status : undefined;
 }
 
 export type FleetClientOptions = OperationClientOptions;
@@ -71,6 +93,9 @@ export function powerReached(status: PowerStatus, target: PowerTarget): boolean 
  *   failure. If the status read fails, the retry goes ahead as planned.
  * - **401**: the token is invalidated and the request sent once more with a fresh one (see
  *   `ApiTransport`); this does not count as a retry.
+ *
+ * A power request answered with a 2xx other than 202 is accepted with a warning
+ * (`PowerAcceptance`), never retried: the service took the command.
  */
 export class HttpFleetClient implements FleetClient {
   readonly #runner: OperationRunner;
@@ -87,15 +112,19 @@ export class HttpFleetClient implements FleetClient {
     return (await this.#runner.run(GET_POWER_STATUS, [vehicleId, opts])).data;
   }
 
-  requestPowerOn(vehicleId: string, opts: CallOptions = {}): Promise<void> {
+  requestPowerOn(vehicleId: string, opts: CallOptions = {}): Promise<PowerAcceptance> {
     return this.requestPower(vehicleId, 'on', opts);
   }
 
-  requestPowerOff(vehicleId: string, opts: CallOptions = {}): Promise<void> {
+  requestPowerOff(vehicleId: string, opts: CallOptions = {}): Promise<PowerAcceptance> {
     return this.requestPower(vehicleId, 'off', opts);
   }
 
-  async requestPower(vehicleId: string, target: PowerTarget, opts: CallOptions = {}): Promise<void> {
+  async requestPower(
+    vehicleId: string,
+    target: PowerTarget,
+    opts: CallOptions = {},
+  ): Promise<PowerAcceptance> {
     if (target !== 'on' && target !== 'off') {
       throw new TypeError(`power target must be "on" or "off" (got ${JSON.stringify(target)})`);
     }
@@ -104,9 +133,20 @@ export class HttpFleetClient implements FleetClient {
     // No body and no content-type: the spec says no body must be sent.
     const request = runner.request(operation, [vehicleId, opts]);
     const { ctx } = request;
-    await withRetry<void>(
+    const accepted: PowerAcceptance = { status: operation.success };
+    return withRetry<PowerAcceptance>(
       async (attempt) => {
-        await runner.once(operation, request, attempt);
+        try {
+          await runner.once(operation, request, attempt);
+          return accepted;
+        } catch (error) {
+          const status = otherSuccess(error);
+          if (status === undefined) throw error;
+          return {
+            status,
+            warning: `the fleet service answered power ${target} for vehicle "${vehicleId}" with ${status}, not ${operation.success} as the spec says; taken as accepted (do not send it again; follow it with the power status)`,
+          };
+        }
       },
       {
         policy: runner.policy,
@@ -126,7 +166,7 @@ export class HttpFleetClient implements FleetClient {
                 },
                 'power request already in effect after an uncertain failure',
               );
-              return { value: undefined };
+              return { value: {} };
             }
           } catch (statusError) {
             if (opts.signal?.aborted) throw statusError;

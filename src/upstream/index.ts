@@ -8,7 +8,7 @@ import { ClientCredentialsTokenProvider, type TokenProvider } from './token-prov
 
 export { ApiTransport, statusError, upstreamMessageOf } from './api.js';
 export * from './errors.js';
-export { type FleetClient, HttpFleetClient, powerReached } from './fleet-client.js';
+export { type FleetClient, HttpFleetClient, type PowerAcceptance, powerReached } from './fleet-client.js';
 export {
   type AuthAttempt,
   type CallOptions,

@@ -94,6 +94,7 @@ function contextOf(
   const ctx: ErrorContext = { operation: operation.id };
   if (target !== undefined) ctx.target = target;
   if (subject !== undefined) ctx.subject = subject;
+  if (operation.notFound !== undefined) ctx.notFound = operation.notFound;
   return ctx;
 }
 

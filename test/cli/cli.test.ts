@@ -113,7 +113,9 @@ describe('fleetwatch power', () => {
   it('an unknown vehicle is "not found", exit 4', async () => {
     const run = await runCli(['power', 'on', 'veh-9999'], env());
     expect(run.code).toBe(ExitCode.notFound);
-    expect(run.stderr).toBe('fleetwatch: vehicle "veh-9999" not found (request_vehicle_power_on: 404)\n');
+    expect(run.stderr).toBe(
+      'fleetwatch: vehicle "veh-9999" not found, not available to this client, or not power-capable (request_vehicle_power_on: 404)\n',
+    );
   });
 
   it('a wrong secret is a one-line authentication error, exit 3, secret not shown', async () => {
@@ -174,7 +176,13 @@ describe('usage and configuration errors', () => {
 
   it('--help works on every command and exits 0', async () => {
     const context = new CliContext(
-      { stdout: new PassThrough(), stderr: new PassThrough(), env: {}, signal: new AbortController().signal },
+      {
+        stdin: new PassThrough(),
+        stdout: new PassThrough(),
+        stderr: new PassThrough(),
+        env: {},
+        signal: new AbortController().signal,
+      },
       () => ({}),
     );
     const paths: string[][] = [[]];
@@ -191,6 +199,21 @@ describe('usage and configuration errors', () => {
       expect(run.code, args.join(' ')).toBe(ExitCode.ok);
       expect(run.stdout).toContain(`Usage: fleetwatch ${args.join(' ')}`.trimEnd());
       expect(run.stderr).toBe('');
+    }
+  });
+
+  it('durations in --help read as people write them (5m), never as milliseconds', async () => {
+    const help = async (args: string[]) =>
+      (await runCli([...args, '--help'], {})).stdout.replace(/\s+/g, ' ');
+    const power = await help(['power', 'on']);
+    expect(power).toContain('--timeout <duration> how long --wait waits (100ms to 1h) (default: 5m)');
+    expect(power).toContain('--interval <duration> how often --wait polls (250ms to 1m) (default: 2s)');
+    const simulate = await help(['simulate']);
+    expect(simulate).toContain('lifetime of issued tokens (1s to 1d) (default: 1h)');
+    for (const text of [power, simulate]) {
+      const defaults = [...text.matchAll(/<duration> [^<]*?\(default: ([^)]*)\)/g)].map((match) => match[1]);
+      expect(defaults.length).toBeGreaterThan(1);
+      for (const value of defaults) expect(value).toMatch(/^\d+(ms|s|m|h|d)$/);
     }
   });
 

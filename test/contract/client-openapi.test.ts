@@ -75,7 +75,7 @@ describe('the client against openapi/fleet-v1.yaml', () => {
     expect(status).toHaveProperty('pendingCommand');
     expect(status).toHaveProperty('updatedAt');
     answerWith = 202;
-    await expect(upstream.fleet.requestPowerOn('veh-0001')).resolves.toBeUndefined();
+    await expect(upstream.fleet.requestPowerOn('veh-0001')).resolves.toEqual({ status: 202 });
   });
 
   for (const operation of [

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AppHarness, appHarness, bearer, TOKEN } from './helpers.js';
+import { buildHttpApp } from '../../src/http/server.js';
+import { createUpstream } from '../../src/upstream/index.js';
+import { FakeUpstream, testConfig } from '../upstream/fake-upstream.js';
+import { type AppHarness, appHarness, bearer, serverOptions, TOKEN } from './helpers.js';
 
 let a: AppHarness;
 
@@ -78,7 +81,8 @@ describe('POST /api/vehicles/{id}/power/{on|off}', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toEqual({
       code: 'not_found',
-      message: 'vehicle "veh-9999" not found (request_vehicle_power_on: 404)',
+      message:
+        'vehicle "veh-9999" not found, not available to this client, or not power-capable (request_vehicle_power_on: 404)',
       details: { upstreamStatus: 404 },
     });
 
@@ -105,5 +109,34 @@ describe('POST /api/vehicles/{id}/power/{on|off}', () => {
 
   it('follows the spec: no body is sent upstream', () => {
     expect(a.h.sim.control.stats().contractViolations.total).toBe(0);
+  });
+});
+
+describe('POST /api/vehicles/{id}/power/on answered 200 instead of 202 by the fleet service', () => {
+  it('is 202 accepted with a warning, sent upstream once', async () => {
+    const fake = await FakeUpstream.start();
+    const upstream = createUpstream({ config: testConfig(fake.url) });
+    const app = await buildHttpApp({ ...serverOptions(a.h, { token: TOKEN }), upstream });
+    try {
+      fake.sequence('POST', '/v1/vehicles/veh-0001/power/on', [[200, { status: 'success' }]]);
+      const response = await app.inject({
+        method: 'POST',
+        url: '/api/vehicles/veh-0001/power/on',
+        headers: bearer(),
+      });
+      expect(response.statusCode).toBe(202);
+      expect(response.json()).toEqual({
+        vehicleId: 'veh-0001',
+        requested: 'on',
+        outcome: 'accepted',
+        warning:
+          'the fleet service answered power on for vehicle "veh-0001" with 200, not 202 as the spec says; taken as accepted (do not send it again; follow it with the power status)',
+      });
+      expect(fake.count('POST', '/v1/vehicles/veh-0001/power/on')).toBe(1);
+    } finally {
+      await app.close();
+      await upstream.close();
+      await fake.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, describe } from 'vitest';
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
 import { vehicleMembershipDetector } from '../../src/events/detectors/vehicle-membership.js';
 import { vehiclePowerDetector } from '../../src/events/detectors/vehicle-power.js';
+import type { PowerAcceptance } from '../../src/upstream/fleet-client.js';
 import type { PowerStatus, VehicleList, VehicleSummary } from '../../src/upstream/schemas/v1.js';
 import { T0 } from '../events/helpers.js';
 import { cannedUpstream } from './canned-upstream.js';
@@ -117,7 +118,7 @@ const getPowerStatus: Endpoint<PowerStatus> = {
   },
 };
 
-const requestPowerOn: Endpoint<void> = {
+const requestPowerOn: Endpoint<PowerAcceptance> = {
   name: 'POST /v1/vehicles/{id}/power/on',
   call: (u) => u.fleet.requestPowerOn('veh-001'),
   status: 202,

@@ -10,6 +10,14 @@ export interface CliRun {
   stderr: string;
 }
 
+/** What the CLI's stdin holds: nothing (and not a terminal) unless a test says otherwise. */
+export interface CliInput {
+  /** Written to stdin, then stdin ends. */
+  text?: string;
+  /** stdin claims to be a terminal (a person who can answer a question). */
+  tty?: boolean;
+}
+
 /** Runs the CLI in this process, as `fleetwatch <args>` would, capturing both streams. */
 export async function runCli(
   args: string[],
@@ -17,7 +25,10 @@ export async function runCli(
   signal?: AbortSignal,
   /** Called with everything printed so far, after every write: lets a test await a line. */
   onOutput?: (printed: { stdout: string; stderr: string }) => void,
+  input: CliInput = {},
 ): Promise<CliRun> {
+  const stdin = Object.assign(new PassThrough(), { isTTY: input.tty === true });
+  stdin.end(input.text ?? '');
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const out: string[] = [];
@@ -32,6 +43,7 @@ export async function runCli(
     report();
   });
   const code = await main(['node', 'fleetwatch', ...args], {
+    stdin,
     stdout,
     stderr,
     env,

@@ -222,7 +222,9 @@ describe('get_vehicle_power_status', () => {
     fake.sequence('GET', STATUS_PATH, [[404]]);
     const error = await failure(upstream.fleet.getPowerStatus('v-9'));
     expect(error).toBeInstanceOf(NotFoundError);
-    expect(error.message).toBe('vehicle "v-9" not found (get_vehicle_power_status: 404)');
+    expect(error.message).toBe(
+      'vehicle "v-9" not found, not available to this client, or not power-capable (get_vehicle_power_status: 404)',
+    );
     expect(error.target).toBe('v-9');
     expect(error.retryable).toBe(false);
     expect(fake.count('GET', STATUS_PATH)).toBe(1);
@@ -270,7 +272,7 @@ describe.each(['on', 'off'] as const)('request_vehicle_power_%s', (target) => {
 
   it('202: POST with no body and no content-type', async () => {
     fake.sequence('POST', path, [[202, { status: 'success' }]]);
-    await expect(call()).resolves.toBeUndefined();
+    await expect(call()).resolves.toEqual({ status: 202 });
     const [request] = fake.apiRequests();
     expect(request?.body).toBe('');
     expect(request?.headers['content-type']).toBeUndefined();
@@ -282,6 +284,17 @@ describe.each(['on', 'off'] as const)('request_vehicle_power_%s', (target) => {
     fake.sequence('POST', path, [[202, { status: 'success' }]]);
     await upstream.fleet.requestPower('v-9', target);
     expect(fake.count('POST', path)).toBe(1);
+  });
+
+  it.each([200, 201, 204])('%i in place of 202 → accepted with a warning, not sent again', async (status) => {
+    fake.sequence('POST', path, [[status, status === 204 ? undefined : { status: 'success' }]]);
+    const accepted = await call();
+    expect(accepted.status).toBe(status);
+    expect(accepted.warning).toBe(
+      `the fleet service answered power ${target} for vehicle "v-9" with ${status}, not 202 as the spec says; taken as accepted (do not send it again; follow it with the power status)`,
+    );
+    expect(fake.count('POST', path)).toBe(1);
+    expect(fake.count('GET', STATUS_PATH)).toBe(0);
   });
 
   it('202 with status "ok" → InvalidPayloadError', async () => {
@@ -321,14 +334,14 @@ describe.each(['on', 'off'] as const)('request_vehicle_power_%s', (target) => {
 
   it('503 then 202 → resolves', async () => {
     fake.sequence('POST', path, [[503], [202, { status: 'success' }]]);
-    await expect(call()).resolves.toBeUndefined();
+    await expect(call()).resolves.toEqual({ status: 202 });
     expect(fake.count('POST', path)).toBe(2);
   });
 
   it('504 → reads power status and stops when the command is already pending', async () => {
     fake.sequence('POST', path, [[504]]);
     fake.sequence('GET', STATUS_PATH, [[200, reached]]);
-    await expect(call()).resolves.toBeUndefined();
+    await expect(call()).resolves.toEqual({});
     expect(fake.count('POST', path)).toBe(1);
     expect(fake.count('GET', STATUS_PATH)).toBe(1);
   });
@@ -338,7 +351,7 @@ describe.each(['on', 'off'] as const)('request_vehicle_power_%s', (target) => {
     fake.sequence('GET', STATUS_PATH, [
       [200, powerStatus({ state: target, pendingCommand: null, updatedAt: null })],
     ]);
-    await expect(call()).resolves.toBeUndefined();
+    await expect(call()).resolves.toEqual({});
     expect(fake.count('POST', path)).toBe(1);
   });
 
@@ -353,7 +366,7 @@ describe.each(['on', 'off'] as const)('request_vehicle_power_%s', (target) => {
   it('504, status read fails, retry accepted → resolves', async () => {
     fake.sequence('POST', path, [[504], [202, { status: 'success' }]]);
     fake.sequence('GET', STATUS_PATH, [[503]]);
-    await expect(call()).resolves.toBeUndefined();
+    await expect(call()).resolves.toEqual({ status: 202 });
     expect(fake.count('POST', path)).toBe(2);
     expect(fake.count('GET', STATUS_PATH)).toBe(1);
   });
@@ -364,7 +377,7 @@ describe.each(['on', 'off'] as const)('request_vehicle_power_%s', (target) => {
     fake.sequence('GET', STATUS_PATH, [
       [200, powerStatus({ state: target, pendingCommand: { state: opposite }, updatedAt: null })],
     ]);
-    await expect(call()).resolves.toBeUndefined();
+    await expect(call()).resolves.toEqual({ status: 202 });
     expect(fake.count('POST', path)).toBe(2);
   });
 });
@@ -382,7 +395,7 @@ describe('power request after a time-out', () => {
     });
     fake.sequence('GET', STATUS_PATH, [[200, PENDING_ON]]);
     try {
-      await expect(upstream.fleet.requestPowerOn('v-9')).resolves.toBeUndefined();
+      await expect(upstream.fleet.requestPowerOn('v-9')).resolves.toEqual({});
       expect(fake.count('POST', '/v1/vehicles/v-9/power/on')).toBe(1);
       expect(fake.count('GET', STATUS_PATH)).toBe(1);
     } finally {

@@ -8,7 +8,7 @@ import {
   type RobotClient,
   ServiceUnavailableError,
   UnauthorizedError,
-  UnexpectedStatusError,
+  UnprocessableError,
   type Upstream,
   type UpstreamError,
 } from '../../src/upstream/index.js';
@@ -262,7 +262,7 @@ describe('robot errors', () => {
     expect(error.upstreamMessage).toBe('site not found: no site named yard');
   });
 
-  it('422 validation details → UnexpectedStatusError with the field messages', async () => {
+  it('422 validation details → UnprocessableError with the field messages', async () => {
     fake.sequence('POST', `${DEV}/sites/yard`, [
       [
         422,
@@ -275,8 +275,12 @@ describe('robot errors', () => {
       ],
     ]);
     const error = await failure(robots.createSite('dev-1', 'yard', { zones: [1] }));
-    expect(error).toBeInstanceOf(UnexpectedStatusError);
+    expect(error).toBeInstanceOf(UnprocessableError);
+    expect(error.code).toBe('unprocessable');
     expect(error.status).toBe(422);
+    expect(error.message).toMatch(
+      /^the request for site "yard" on robot "dev-1" was rejected as invalid \(robot\.create_site: 422\): /,
+    );
     expect(error.message).toContain('body.name: field required; body.zones.0: not a polygon');
     expect(fake.count('POST', `${DEV}/sites/yard`)).toBe(1);
   });

@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
 import {
+  POWER_POLL_INTERVAL,
   type PowerWaitOutcome,
   type PowerWaitProgress,
   waitForPowerState,
 } from '../../operations/power-command.js';
 import type { PowerStatus, PowerTarget } from '../../upstream/schemas/v1.js';
-import { durationArgument } from '../arguments.js';
+import { durationOption } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { writeJson, writeLine } from '../io.js';
@@ -40,22 +41,26 @@ export function registerPowerCommand(program: Command, context: CliContext): voi
       .description(`request power ${target}; with --wait, wait until the vehicle reports ${target}`)
       .argument('<vehicleId>', 'vehicle id as listed by `fleetwatch vehicles`')
       .option('--wait', `poll power status until the vehicle reports ${target} with nothing pending`)
-      .option(
-        '--timeout <duration>',
-        'how long --wait waits (100ms to 1h)',
-        durationArgument(100, 3_600_000),
-        5 * 60_000,
+      .addOption(
+        durationOption(
+          '--timeout <duration>',
+          'how long --wait waits',
+          { min: 100, max: 3_600_000 },
+          5 * 60_000,
+        ),
       )
-      .option(
-        '--interval <duration>',
-        'how often --wait polls (10ms to 1m)',
-        durationArgument(250, 60_000),
-        2_000,
+      .addOption(
+        durationOption(
+          '--interval <duration>',
+          'how often --wait polls',
+          { min: POWER_POLL_INTERVAL.minMs, max: POWER_POLL_INTERVAL.maxMs },
+          2_000,
+        ),
       )
       .option('--json', 'print the outcome as JSON')
       .addHelpText(
         'after',
-        `\nExit status: 0 accepted (or, with --wait, done), 1 failed, 3 authentication failed,\n4 vehicle not found or not power-capable, 5 --wait timed out, 130 interrupted.`,
+        `\nExit status: 0 accepted (or, with --wait, done), 1 failed, 3 authentication failed,\n4 vehicle not found, not available to this client or not power-capable, 5 --wait timed out,\n6 forbidden for this client, 130 interrupted. A 200 in place of the spec's 202 is accepted, with a warning.`,
       )
       .action(async (vehicleId: string, options: RequestOptions) => {
         await requestPower(context, vehicleId, target, options);
@@ -71,9 +76,13 @@ async function requestPower(
 ): Promise<void> {
   const { io } = context;
   const fleet = context.upstream().fleet;
-  await fleet.requestPower(vehicleId, target, { signal: io.signal });
+  const accepted = await fleet.requestPower(vehicleId, target, { signal: io.signal });
+  const warning = accepted.warning === undefined ? {} : { warning: accepted.warning };
+  if (accepted.warning) writeLine(io.stderr, `fleetwatch: warning: ${accepted.warning}`);
   if (!options.wait) {
-    if (options.json) return writeJson(io.stdout, { vehicleId, requested: target, outcome: 'accepted' });
+    if (options.json) {
+      return writeJson(io.stdout, { vehicleId, requested: target, outcome: 'accepted', ...warning });
+    }
     writeLine(
       io.stdout,
       `power ${target} accepted for ${vehicleId}; the vehicle has not necessarily acted yet (use --wait to follow it)`,
@@ -88,7 +97,7 @@ async function requestPower(
     onProgress: progress.update,
   });
   progress.finish();
-  reportOutcome(context, vehicleId, target, outcome, options);
+  reportOutcome(context, vehicleId, target, outcome, options, warning);
 }
 
 function reportOutcome(
@@ -97,6 +106,7 @@ function reportOutcome(
   target: PowerTarget,
   outcome: PowerWaitOutcome,
   options: RequestOptions,
+  warning: { warning?: string },
 ): void {
   const { io } = context;
   if (options.json) {
@@ -104,6 +114,7 @@ function reportOutcome(
       vehicleId,
       requested: target,
       outcome: outcome.kind,
+      ...warning,
       elapsedMs: outcome.elapsedMs,
       ...('status' in outcome && outcome.status ? { status: outcome.status } : {}),
       ...(outcome.kind === 'failed' ? { reason: outcome.reason } : {}),

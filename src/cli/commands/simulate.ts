@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SEED_LIMITS, startSimulator } from '../../simulator/index.js';
-import { countArgument, durationArgument, portArgument, seedArgument } from '../arguments.js';
+import { countArgument, durationOption, portArgument, seedArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { writeLine } from '../io.js';
 
@@ -31,26 +31,32 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
     .option('--seed <n>', 'seed of the generated fleet; the same seed gives the same fleet', seedArgument, 1)
     .option('--client-id <id>', 'client id the token issuer accepts', 'fleetwatch-demo')
     .option('--client-secret <secret>', 'client secret the token issuer accepts', 'demo-secret')
-    .option(
-      '--power-delay <duration>',
-      'how long a power command takes to complete (0s to 1h)',
-      durationArgument(0, 3_600_000),
-      3_000,
+    .addOption(
+      durationOption(
+        '--power-delay <duration>',
+        'how long a power command takes to complete',
+        { min: 0, max: 3_600_000 },
+        3_000,
+      ),
     )
-    .option(
-      '--token-ttl <duration>',
-      'lifetime of issued tokens (1s to 1d)',
-      durationArgument(1_000, 86_400_000),
-      3_600_000,
+    .addOption(
+      durationOption(
+        '--token-ttl <duration>',
+        'lifetime of issued tokens',
+        { min: 1_000, max: 86_400_000 },
+        3_600_000,
+      ),
     )
     .option('--no-expires-in', 'issue tokens without expires_in (the spec leaves the lifetime open)')
     .option('--jwt', 'issue JWTs carrying iat and exp instead of opaque tokens')
     .option('--no-behaviours', 'keep the fleet still: no VPN flaps, health changes or lease changes')
-    .option(
-      '--behaviour-interval <duration>',
-      'how often the fleet changes by itself (100ms to 1h)',
-      durationArgument(100, 3_600_000),
-      5_000,
+    .addOption(
+      durationOption(
+        '--behaviour-interval <duration>',
+        'how often the fleet changes by itself',
+        { min: 100, max: 3_600_000 },
+        5_000,
+      ),
     )
     .addHelpText(
       'after',

@@ -21,7 +21,10 @@ import { parse, pathId, queryDuration, queryFlag } from '../validate.js';
  *   until the vehicle reports the state with nothing pending. 200 `outcome: "completed"` with the
  *   status; 202 `outcome: "timed_out"` when it is still pending at the deadline (the command stands);
  *   409 `power_command_failed` when another command replaced it or it cleared without the state.
- * - Upstream failures map as in errors.ts: 404 (unknown vehicle or no power control), 502, 504.
+ * - The fleet service answering a 2xx other than the spec's 202 still accepted the command: the
+ *   answer is as above with a `warning` field saying so (a client must not send it again).
+ * - Upstream failures map as in errors.ts: 404 (the vehicle does not exist, is not available to
+ *   this client, or is not power-capable: the upstream error says so), 502, 504.
  *
  * Every accepted request is logged (vehicle, target, caller address) as an audit trail.
  */
@@ -37,11 +40,17 @@ const query = z.strictObject({
   interval: queryDuration(POWER_POLL_INTERVAL.minMs, POWER_POLL_INTERVAL.maxMs).optional(),
 });
 
-function outcomeBody(vehicleId: string, requested: PowerTarget, outcome: PowerWaitOutcome) {
+function outcomeBody(
+  vehicleId: string,
+  requested: PowerTarget,
+  outcome: PowerWaitOutcome,
+  warning: { warning?: string },
+) {
   return {
     vehicleId,
     requested,
     outcome: outcome.kind,
+    ...warning,
     elapsedMs: outcome.elapsedMs,
     ...('status' in outcome && outcome.status ? { status: outcome.status } : {}),
     ...(outcome.kind === 'timed_out' && outcome.lastError ? { lastError: outcome.lastError.message } : {}),
@@ -62,22 +71,23 @@ export function registerPowerRoutes(app: FastifyInstance, context: RouteContext)
     reply.raw.once('close', onClose);
     const signal = AbortSignal.any([gone.signal, context.closing]);
     try {
-      await fleet.requestPower(id, target, { signal });
+      const accepted = await fleet.requestPower(id, target, { signal });
+      const warning = accepted.warning === undefined ? {} : { warning: accepted.warning };
       audit(
         context.logger,
         request,
-        { vehicleId: id, target, wait: options.wait === true },
+        { vehicleId: id, target, wait: options.wait === true, ...warning },
         'power command requested through the API',
       );
       if (!options.wait)
-        return reply.code(202).send({ vehicleId: id, requested: target, outcome: 'accepted' });
+        return reply.code(202).send({ vehicleId: id, requested: target, outcome: 'accepted', ...warning });
 
       const outcome = await waitForPowerState(fleet, id, target, {
         timeoutMs: options.timeout ?? 60_000,
         intervalMs: options.interval ?? context.tuning.powerPollMs,
         signal,
       });
-      const body = outcomeBody(id, target, outcome);
+      const body = outcomeBody(id, target, outcome, warning);
       switch (outcome.kind) {
         case 'completed':
           return reply.code(200).send(body);

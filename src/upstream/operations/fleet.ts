@@ -21,7 +21,10 @@ const VEHICLE_ID = {
   description: 'Vehicle ID issued by the operator',
 } as const;
 
-/** What the four operations share: one vehicle each (bar the list), no body, strict JSON answers. */
+/**
+ * What the four operations share: one vehicle each (bar the list), no body, strict JSON answers,
+ * and the spec's three meanings of a 404 (the list has none).
+ */
 const FLEET = {
   api: 'fleet',
   group: 'Vehicle Fleet',
@@ -29,6 +32,7 @@ const FLEET = {
   body: 'none',
   answer: 'json',
   destructive: false,
+  notFound: 'not found, not available to this client, or not power-capable',
 } as const;
 
 /** Reads: exactly 200, retried on transient failures. */

@@ -24,8 +24,9 @@ import type { Operation, OperationParam } from './types.js';
  * and their schemas are given where robot-shapes.md has one. Reads are retried, writes never.
  *
  * A new operation is one row here, a handler of its name in the simulator
- * (`src/simulator/robot-handlers.ts`, which does not compile without it) and a fresh
- * `openapi/robots-v2.yaml` (`npm run generate:openapi`).
+ * (`src/simulator/robot-handlers.ts`, which does not compile without it), its command words
+ * (`src/cli/robot-words.ts`, likewise) and a fresh `openapi/robots-v2.yaml`
+ * (`npm run generate:openapi`).
  */
 
 const nameParam = (what: string) =>

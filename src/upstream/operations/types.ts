@@ -40,6 +40,11 @@ export interface Operation {
   readonly destructive: boolean;
   /** What a `{name}` path parameter names, for error messages: `site "north" on robot "dev-1"`. */
   readonly resource?: 'site' | 'route' | 'zone set';
+  /**
+   * What a 404 means, in the spec's words, where it says more than "not found": the error's
+   * message, so the CLI and the API say the same.
+   */
+  readonly notFound?: string;
 }
 
 /**

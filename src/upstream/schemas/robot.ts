@@ -278,12 +278,28 @@ const robotEntries = z.array(z.unknown().meta(ROBOT_ENTRY_JSON_SCHEMA));
  * `{data: [...]}`, `{data: {robots: [...]}}` or `{robots: [...]}`. Any other shape fails as a
  * whole; the elements of an accepted one are checked one by one (`robotListOf`).
  */
-export const robotListSchema = z.union([
-  robotEntries,
-  z.looseObject({ data: robotEntries }).transform((body) => body.data),
-  z.looseObject({ data: z.looseObject({ robots: robotEntries }) }).transform((body) => body.data.robots),
-  z.looseObject({ robots: robotEntries }).transform((body) => body.robots),
-]);
+export const robotListSchema = z.union(
+  [
+    robotEntries,
+    z.looseObject({ data: robotEntries }).transform((body) => body.data),
+    z.looseObject({ data: z.looseObject({ robots: robotEntries }) }).transform((body) => body.data.robots),
+    z.looseObject({ robots: robotEntries }).transform((body) => body.robots),
+  ],
+  { error: (issue) => `${ROBOT_LIST_SHAPES}; got ${preview(issue.input)}` },
+);
+
+/** What the robot list may look like, for the error when it looks like none of it. */
+export const ROBOT_LIST_SHAPES =
+  'expected a list of robots: [...], {"data": [...]}, {"data": {"robots": [...]}} or {"robots": [...]}';
+
+/** How much of an unexpected answer an error quotes: enough to recognise it, never a whole body. */
+export const PREVIEW_CHARS = 80;
+
+/** The first characters of `value` as JSON, cut at `PREVIEW_CHARS`. */
+function preview(value: unknown): string {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value);
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text;
+}
 
 /** What `listRobots` returns: the robots the list names, and the elements that name none. */
 export type RobotList = ListReading<RobotSummary>;
