@@ -66,17 +66,13 @@ export interface RouteGroup {
 /**
  * Every route the server registers, as fastify's `onRoute` hook reports them; the hook is added
  * before any route, so that none is missed. HEAD routes that fastify adds beside each GET are left
- * out (they answer like the GET, without a body); a route without its own doc may take one from
- * `fallback` (by `METHOD url`).
+ * out (they answer like the GET, without a body).
  */
 export class RouteDocs {
   readonly #routes: RegisteredRoute[] = [];
   readonly #groups: readonly RouteGroup[];
-  readonly #fallback: Readonly<Record<string, RouteDoc>>;
-
-  constructor(groups: readonly RouteGroup[] = [], fallback: Readonly<Record<string, RouteDoc>> = {}) {
+  constructor(groups: readonly RouteGroup[] = []) {
     this.#groups = groups;
-    this.#fallback = fallback;
   }
 
   add(route: RouteOptions): void {
@@ -93,8 +89,7 @@ export class RouteDocs {
     }
     for (const method of methods.map((name) => name.toUpperCase())) {
       if (method === 'HEAD') continue;
-      const doc = config.doc ?? this.#fallback[`${method} ${route.url}`];
-      this.#routes.push({ method, url: route.url, access: config.access ?? 'admin', doc });
+      this.#routes.push({ method, url: route.url, access: config.access ?? 'admin', doc: config.doc });
     }
   }
 

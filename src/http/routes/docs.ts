@@ -4,7 +4,6 @@ import type { RouteContext } from '../context.js';
 import { renderDocsPage } from '../docs-page.js';
 import { buildOpenApi } from '../openapi.js';
 import { RouteDocs } from '../route-doc.js';
-import { POWER_ROUTE_DOC } from './power-doc.js';
 import { QUEUE_UI_DOC, QUEUE_UI_PATH } from './queues.js';
 
 /**
@@ -15,9 +14,7 @@ import { QUEUE_UI_DOC, QUEUE_UI_PATH } from './queues.js';
 
 /** Starts collecting the routes: called before any route is registered. */
 export function collectRouteDocs(app: FastifyInstance): RouteDocs {
-  const docs = new RouteDocs([{ prefix: QUEUE_UI_PATH, access: 'admin', doc: QUEUE_UI_DOC }], {
-    'POST /api/vehicles/:id/power/:target': POWER_ROUTE_DOC,
-  });
+  const docs = new RouteDocs([{ prefix: QUEUE_UI_PATH, access: 'admin', doc: QUEUE_UI_DOC }]);
   app.addHook('onRoute', (route) => docs.add(route));
   return docs;
 }
