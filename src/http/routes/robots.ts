@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { type FacetSnapshot, FleetReadModel } from '../../fleet/index.js';
+import { OPERATION_BODY_MAX_BYTES } from '../../operations/operation-body.js';
 import type { FacetOf } from '../../pollers/registry.js';
 import { UpstreamError } from '../../upstream/errors.js';
 import type { GatewayOperation } from '../../upstream/operations/robot.js';
@@ -286,6 +287,8 @@ export function registerRobotRoutes(app: FastifyInstance, context: RouteContext)
     app.route({
       method: row.method,
       url: path,
+      // A site or route with many poses is larger than the API's usual limit: the CLI's limit.
+      ...(write ? { bodyLimit: OPERATION_BODY_MAX_BYTES } : {}),
       config: { access: write ? 'write' : 'read', doc: robotRouteDoc(row, schemas) },
       handler,
     });
