@@ -21,6 +21,7 @@ import type { EntityKind } from '../events/types.js';
  * {p}:incidents:closed                 zset    closed incident ids, score = closed at (epoch ms)
  * {p}:incidents:rev                    string  counter bumped by every change to an incident
  * {p}:order:<subject>                  list    ids of the subject's events not yet dispatched, in commit order
+ * {p}:session:<sha256 of session id>   string  one API login session (JSON, PX = http.session_ttl)
  * {p}:notify:group:<groupKey>          hash    one aggregation group (notifyKeys below)
  * {p}:notify:wake                      zset    group keys by when the flusher should look next
  * {p}:notify:subject:<subject>         set     group keys holding an open incident of that subject
@@ -104,6 +105,11 @@ export interface StoreKeys {
   readonly incidentsRevision: string;
   /** Ids of one subject's events not yet dispatched, in commit order (Guarantee 6). */
   order(subject: string): string;
+  /**
+   * One API login session, by the SHA-256 (hex) of its id: the key does not reveal the cookie, so a
+   * Redis dump or `MONITOR` gives no session away.
+   */
+  session(idDigest: string): string;
 }
 
 export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
@@ -130,6 +136,7 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
     incidentsClosed: `${tag}:incidents:closed`,
     incidentsRevision: `${tag}:incidents:rev`,
     order: (subject) => `${tag}:order:${encodeSegment(subject)}`,
+    session: (idDigest) => `${tag}:session:${encodeSegment(idDigest)}`,
   };
 }
 

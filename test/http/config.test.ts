@@ -33,6 +33,9 @@ describe('the http config section', () => {
       host: '127.0.0.1',
       port: 9464,
       api_token: undefined,
+      tokens: [],
+      session_ttl: 12 * 3_600_000,
+      cors: { origins: [] },
     });
   });
 
