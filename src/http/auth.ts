@@ -91,7 +91,8 @@ const UNAUTHORIZED_MESSAGES: Record<Refusal, string> = {
   missing:
     'this endpoint needs a token: send Authorization: Bearer <token> (http.api_token or one of http.tokens), or log in with POST /api/session',
   invalid: 'the API token is not valid',
-  ended: 'the session has ended (it expired, was logged out, or its token changed): log in again with POST /api/session',
+  ended:
+    'the session has ended (it expired, was logged out, or its token changed): log in again with POST /api/session',
 };
 
 /**

@@ -38,4 +38,3 @@ export async function registerCors(app: FastifyInstance, origins: readonly strin
 export function isPreflightRoute(method: string | readonly string[], url: string): boolean {
   return url === '*' && (method === 'OPTIONS' || (Array.isArray(method) && method.includes('OPTIONS')));
 }
-

@@ -2,8 +2,8 @@ import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { EventLog } from '../store/event-log.js';
 import { createGuard } from './auth.js';
-import { isPreflightRoute, registerCors } from './cors.js';
 import type { HttpServerOptions, HttpTuning, RouteContext } from './context.js';
+import { isPreflightRoute, registerCors } from './cors.js';
 import {
   ANSWER_HEADERS,
   clientErrorHandler,

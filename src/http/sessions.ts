@@ -156,7 +156,10 @@ export function isLoopbackAddress(address: string | undefined): boolean {
 
 function isLoopbackHost(host: string | undefined): boolean {
   if (host === undefined) return false;
-  const name = host.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const name = host
+    .replace(/:\d+$/, '')
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
   return name === 'localhost' || isLoopbackAddress(name);
 }
 
@@ -176,6 +179,8 @@ export function cookieMayBeInsecure(request: {
   const forwarded = request.headers['x-forwarded-proto'];
   if (typeof forwarded === 'string' && forwarded.toLowerCase().includes('https')) return false;
   return (
-    request.protocol === 'http' && isLoopbackAddress(request.socket.localAddress) && isLoopbackHost(request.host)
+    request.protocol === 'http' &&
+    isLoopbackAddress(request.socket.localAddress) &&
+    isLoopbackHost(request.host)
   );
 }

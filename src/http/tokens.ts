@@ -69,7 +69,8 @@ export class TokenTable {
     if (http.api_token !== undefined && http.api_token !== '') {
       entries.push({ actor: API_TOKEN_ACTOR, role: 'admin', token: http.api_token });
     }
-    for (const entry of http.tokens) entries.push({ actor: entry.name, role: entry.role, token: entry.token });
+    for (const entry of http.tokens)
+      entries.push({ actor: entry.name, role: entry.role, token: entry.token });
     this.#entries = entries.map(({ token, ...principal }) => ({
       ...principal,
       digest: digest(token),
