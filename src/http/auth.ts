@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { HttpConfig } from '../config/schema.js';
 import { checkCsrfToken, checkOrigin, isUnsafe } from './csrf.js';
 import { ApiError, sendApiError, unavailable } from './errors.js';
 import { FailedLogins } from './login-limit.js';
-import type { Session, SessionStore } from './sessions.js';
-import { sessionIdOf } from './sessions.js';
+import { type Session, SessionStore, sessionIdOf } from './sessions.js';
 import { type GuardedAccess, type Principal, roleAllows, rolesFor, TokenTable } from './tokens.js';
 
 export { sameToken } from './tokens.js';
@@ -110,9 +110,10 @@ function unauthorized(access: GuardedAccess, why: Refusal): ApiError {
 }
 
 export interface GuardOptions {
-  http: Pick<HttpConfig, 'api_token' | 'tokens' | 'cors'>;
-  /** Built on the same token table (`guard.tokens`): see `createGuard`. */
-  sessions: (tokens: TokenTable) => SessionStore;
+  http: Pick<HttpConfig, 'api_token' | 'tokens' | 'cors' | 'session_ttl'>;
+  /** Where sessions are kept (a producer connection) and under which key prefix. */
+  redis: Redis;
+  prefix: string;
 }
 
 export interface Guard {
@@ -136,7 +137,12 @@ export interface Guard {
 
 export function createGuard(options: GuardOptions): Guard {
   const tokens = new TokenTable(options.http);
-  const sessions = options.sessions(tokens);
+  const sessions = new SessionStore({
+    redis: options.redis,
+    prefix: options.prefix,
+    ttlMs: options.http.session_ttl,
+    tokens,
+  });
   const origins: ReadonlySet<string> = new Set(options.http.cors.origins);
   const failedLogins = new FailedLogins();
 

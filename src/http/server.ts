@@ -25,7 +25,7 @@ import { registerQueueBoard } from './routes/queues.js';
 import { registerReceiverRoutes } from './routes/receivers.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerSilenceRoutes } from './routes/silences.js';
-import { SessionStore } from './sessions.js';
+import { isLoopbackAddress } from './sessions.js';
 
 export type { HttpServerOptions, HttpTuning, MetricsSource } from './context.js';
 
@@ -73,13 +73,8 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
     logger,
     guard: createGuard({
       http: options.config.http,
-      sessions: (tokens) =>
-        new SessionStore({
-          redis: options.redis,
-          prefix: options.config.redis.prefix,
-          ttlMs: options.config.http.session_ttl,
-          tokens,
-        }),
+      redis: options.redis,
+      prefix: options.config.redis.prefix,
     }),
     eventLog: new EventLog({ redis: options.redis, prefix: options.config.redis.prefix, logger }),
     closing: closing.signal,
@@ -150,10 +145,6 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   return app;
 }
 
-function isLoopback(address: string): boolean {
-  return address === '::1' || address.startsWith('127.') || address === '::ffff:127.0.0.1';
-}
-
 /** The server as the daemon runs it: `start()` listens, `close()` ends everything. */
 export class HttpServer {
   readonly #options: HttpServerOptions;
@@ -206,7 +197,7 @@ export class HttpServer {
     const bound = app.server.address() as AddressInfo;
     const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     this.#address = `http://${shownHost}:${bound.port}`;
-    if (token === undefined && tokens.length === 0 && !isLoopback(bound.address)) {
+    if (token === undefined && tokens.length === 0 && !isLoopbackAddress(bound.address)) {
       this.#options.logger.warn(
         { address: this.#address },
         'neither http.api_token nor http.tokens is set: /api reads are open to anyone who can reach this address (changes stay refused)',
