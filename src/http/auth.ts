@@ -4,7 +4,7 @@ import type { HttpConfig } from '../config/schema.js';
 import { checkCsrfToken, checkOrigin, isUnsafe } from './csrf.js';
 import { ApiError, sendApiError, unavailable } from './errors.js';
 import { FailedLogins } from './login-limit.js';
-import { type Session, SessionStore, sessionIdOf } from './sessions.js';
+import { cookieMayBeInsecure, type Session, SessionStore, sessionCookie, sessionIdOf } from './sessions.js';
 import { type GuardedAccess, type Principal, roleAllows, rolesFor, TokenTable } from './tokens.js';
 
 export { sameToken } from './tokens.js';
@@ -100,12 +100,17 @@ const UNAUTHORIZED_MESSAGES: Record<Refusal, string> = {
  * browsers show their login prompt only for a Basic challenge they can find, and Chromium does
  * not look for one after a Bearer challenge on the same line.
  */
-function unauthorized(access: GuardedAccess, why: Refusal): ApiError {
+function unauthorized(
+  access: GuardedAccess,
+  why: Refusal,
+  headers: Readonly<Record<string, string>> = {},
+): ApiError {
   const bearer =
     why === 'invalid' ? `Bearer realm="${REALM}", error="invalid_token"` : `Bearer realm="${REALM}"`;
   const challenges = access === 'admin' ? [bearer, `Basic realm="${REALM}", charset="UTF-8"`] : bearer;
   return new ApiError(401, 'unauthorized', UNAUTHORIZED_MESSAGES[why], undefined, {
     'www-authenticate': challenges,
+    ...headers,
   });
 }
 
@@ -165,7 +170,12 @@ export function createGuard(options: GuardOptions): Guard {
     } catch {
       throw unavailable('cannot check the session right now: Redis does not answer');
     }
-    if (!session) throw unauthorized(access, 'ended');
+    // The browser drops a cookie that leads nowhere.
+    if (!session) {
+      throw unauthorized(access, 'ended', {
+        'set-cookie': sessionCookie('', 0, !cookieMayBeInsecure(request)),
+      });
+    }
     if (isUnsafe(request.method)) {
       checkOrigin(request, origins);
       checkCsrfToken(request, session);

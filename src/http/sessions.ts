@@ -17,9 +17,14 @@ import type { Principal, TokenTable } from './tokens.js';
  *   login, not extended by use; it ends earlier by logout, or when its token is changed or removed
  *   from the config (every replica checks the fingerprint against its own config on each request).
  * - Shared by every replica through Redis: log in on one, use the cookie on any.
+ * - At most `MAX_SESSIONS_PER_TOKEN` live sessions per token: each token's sessions are indexed in
+ *   `{p}:sessions:<name>` (a sorted set by expiry), and a login beyond that ends the oldest.
  */
 
 export const SESSION_COOKIE = 'fleetwatch_session';
+
+/** Live sessions one token may have; a login beyond that ends the oldest. */
+export const MAX_SESSIONS_PER_TOKEN = 100;
 
 /** A session id as issued: 43 base64url characters. Anything else is not looked up. */
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
@@ -51,6 +56,12 @@ export interface SessionStoreOptions {
   ttlMs: number;
   tokens: TokenTable;
   now?: () => number;
+  /** `MAX_SESSIONS_PER_TOKEN` unless given (tests). */
+  maxPerToken?: number;
+}
+
+function sha256(id: string): string {
+  return createHash('sha256').update(id, 'utf8').digest('hex');
 }
 
 export class SessionStore {
@@ -58,6 +69,7 @@ export class SessionStore {
   readonly #keys: ReturnType<typeof storeKeys>;
   readonly #tokens: TokenTable;
   readonly #now: () => number;
+  readonly #maxPerToken: number;
   readonly ttlMs: number;
 
   constructor(options: SessionStoreOptions) {
@@ -65,12 +77,13 @@ export class SessionStore {
     this.#keys = storeKeys(options.prefix);
     this.#tokens = options.tokens;
     this.#now = options.now ?? Date.now;
+    this.#maxPerToken = options.maxPerToken ?? MAX_SESSIONS_PER_TOKEN;
     this.ttlMs = options.ttlMs;
   }
 
   /** The Redis key of a session id (tests look at it). */
   keyOf(id: string): string {
-    return this.#keys.session(createHash('sha256').update(id, 'utf8').digest('hex'));
+    return this.#keys.session(sha256(id));
   }
 
   /** Opens a session for a principal the token table just accepted; returns its id (the cookie value). */
@@ -86,7 +99,25 @@ export class SessionStore {
       expiresAt: createdAt + this.ttlMs,
     };
     const id = randomId();
-    await this.#redis.set(this.keyOf(id), JSON.stringify({ ...session, credential }), 'PX', this.ttlMs);
+    const digest = sha256(id);
+    const index = this.#keys.sessionsOf(principal.actor);
+    const replies = await this.#redis
+      .multi()
+      .set(this.#keys.session(digest), JSON.stringify({ ...session, credential }), 'PX', this.ttlMs)
+      .zremrangebyscore(index, '-inf', createdAt)
+      .zadd(index, session.expiresAt, digest)
+      .pexpire(index, this.ttlMs)
+      .zcard(index)
+      .exec();
+    const failed = replies?.find(([error]) => error !== null)?.[0];
+    if (!replies || failed) throw failed ?? new Error('the session was not stored');
+    const live = Number(replies[4]?.[1]);
+    if (live > this.#maxPerToken) {
+      // The oldest first: they expire first.
+      const popped = await this.#redis.zpopmin(index, live - this.#maxPerToken);
+      const ended = popped.filter((_, at) => at % 2 === 0).map((member) => this.#keys.session(member));
+      if (ended.length > 0) await this.#redis.del(...ended);
+    }
     return { id, session };
   }
 
@@ -108,16 +139,24 @@ export class SessionStore {
     const { credential, ...session } = stored;
     if (session.expiresAt <= this.#now()) return undefined;
     if (this.#tokens.credentialOf(session) !== credential) {
-      await this.#redis.del(key);
+      await this.#end(id, session.actor);
       return undefined;
     }
     return session;
   }
 
-  /** Ends a session (logout); true when there was one. */
-  async close(id: string): Promise<boolean> {
-    if (!SESSION_ID.test(id)) return false;
-    return (await this.#redis.del(this.keyOf(id))) > 0;
+  /** Ends a session (logout). */
+  async close(id: string, session: Principal): Promise<void> {
+    if (SESSION_ID.test(id)) await this.#end(id, session.actor);
+  }
+
+  async #end(id: string, actor: string): Promise<void> {
+    const digest = sha256(id);
+    await this.#redis
+      .multi()
+      .del(this.#keys.session(digest))
+      .zrem(this.#keys.sessionsOf(actor), digest)
+      .exec();
   }
 }
 

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDraft } from '../../src/events/types.js';
 import { FailedLogins } from '../../src/http/login-limit.js';
 import { buildHttpApp, HttpServer } from '../../src/http/server.js';
-import { SESSION_COOKIE } from '../../src/http/sessions.js';
+import { MAX_SESSIONS_PER_TOKEN, SESSION_COOKIE, SessionStore } from '../../src/http/sessions.js';
+import { TokenTable } from '../../src/http/tokens.js';
 import { createHarness, type Harness } from '../pollers/harness.js';
 import { type AppOptions, bearer, captureLogs, serverOptions, TOKEN } from './helpers.js';
 
@@ -248,6 +249,13 @@ describe('the session cookie', () => {
     const after = await call('GET', '/api/vehicles', { cookie: session.cookie });
     expect(after.status).toBe(401);
     expect(after.json.error?.message).toContain('the session has ended');
+    // The browser is told to drop the cookie that leads nowhere.
+    expect(after.headers.get('set-cookie')).toBe(
+      `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`,
+    );
+    expect(
+      await h.admin.zscore(`{${h.prefix}}:sessions:ops-console`, sessionKey(session.id).split(':').at(-1)!),
+    ).toBeNull();
     // Logging out again, or without a session, is no error.
     expect((await call('DELETE', '/api/session', { cookie: session.cookie })).status).toBe(204);
   });
@@ -328,6 +336,32 @@ describe('the session cookie', () => {
     expect(await cookieOf({ host: `localhost:${port}` })).not.toContain('Secure');
     expect(await cookieOf({ host: 'fleetwatch.example.com' })).toMatch(/; Secure$/);
     expect(await cookieOf({ host: `127.0.0.1:${port}`, 'x-forwarded-proto': 'https' })).toMatch(/; Secure$/);
+  });
+});
+
+describe('sessions per token', () => {
+  it('are at most the limit: a login beyond it ends the oldest', async () => {
+    const tokens = new TokenTable({
+      api_token: undefined,
+      tokens: [{ name: 'kiosk', token: READ, role: 'read' }],
+    });
+    const store = new SessionStore({
+      redis: h.redis,
+      prefix: h.prefix,
+      ttlMs: 60_000,
+      tokens,
+      maxPerToken: 2,
+    });
+    const principal = tokens.find(READ)!;
+    const first = await store.open(principal);
+    const second = await store.open(principal);
+    const third = await store.open(principal);
+    expect(await store.read(first.id)).toBeUndefined();
+    expect(await h.admin.exists(store.keyOf(first.id))).toBe(0);
+    expect((await store.read(second.id))?.actor).toBe('kiosk');
+    expect((await store.read(third.id))?.actor).toBe('kiosk');
+    expect(await h.admin.zcard(`{${h.prefix}}:sessions:kiosk`)).toBe(2);
+    expect(MAX_SESSIONS_PER_TOKEN).toBe(100);
   });
 });
 

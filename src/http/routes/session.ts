@@ -111,7 +111,7 @@ export function registerSessionRoutes(app: FastifyInstance, context: RouteContex
         if (session) {
           checkOrigin(request, guard.origins);
           checkCsrfToken(request, session);
-          await guard.sessions.close(id);
+          await guard.sessions.close(id, session);
         }
       } catch (error) {
         if (error instanceof ApiError) throw error;
