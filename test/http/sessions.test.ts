@@ -345,12 +345,19 @@ describe('sessions per token', () => {
       api_token: undefined,
       tokens: [{ name: 'kiosk', token: READ, role: 'read' }],
     });
+    // A clock that moves 1 ms a call: logins in one millisecond would expire together, and which of
+    // them is the oldest would be a toss-up.
+    let clock = Date.now();
     const store = new SessionStore({
       redis: h.redis,
       prefix: h.prefix,
       ttlMs: 60_000,
       tokens,
       maxPerToken: 2,
+      now: () => {
+        clock += 1;
+        return clock;
+      },
     });
     const principal = tokens.find(READ)!;
     const first = await store.open(principal);
