@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDraft } from '../../src/events/types.js';
 import { FailedLogins } from '../../src/http/login-limit.js';
+import { sessionViewSchema } from '../../src/http/routes/session.js';
 import { buildHttpApp, HttpServer } from '../../src/http/server.js';
 import { MAX_SESSIONS_PER_TOKEN, SESSION_COOKIE, SessionStore } from '../../src/http/sessions.js';
 import { TokenTable } from '../../src/http/tokens.js';
@@ -107,6 +108,8 @@ describe('logging in', () => {
     const me = await call('GET', '/api/session', { cookie: session.cookie });
     expect(me.status).toBe(200);
     expect(me.json).toEqual(session.body);
+    // The answer's published shape.
+    expect(sessionViewSchema.strict().parse(me.json)).toEqual(me.json);
     // A bearer token is someone too, without a session.
     expect((await call('GET', '/api/session', bearer(READ))).json).toEqual({
       actor: 'grafana',

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { TOKEN_ROLES } from '../../config/schema.js';
 import { audit } from '../audit.js';
 import { type Identity, tokenNotConfigured } from '../auth.js';
 import type { RouteContext } from '../context.js';
@@ -23,7 +24,8 @@ import { parse } from '../validate.js';
  * All three answer 403 `api_token_not_configured` while no token is configured.
  */
 
-const loginBody = z
+/** The login's body. */
+export const loginBodySchema = z
   .object({
     token: z
       .string({ error: 'expected the API token as text' })
@@ -34,15 +36,19 @@ const loginBody = z
 
 const NOT_CONFIGURED = 'sessions are disabled';
 
-export interface SessionView {
-  actor: string;
-  role: string;
-  via: Identity['via'];
+/** What `POST` and `GET /api/session` answer. */
+export const sessionViewSchema = z.object({
+  /** The token's name (`api_token` for `http.api_token`). */
+  actor: z.string(),
+  role: z.enum(TOKEN_ROLES),
+  via: z.enum(['bearer', 'basic', 'session']),
   /** ISO time; null unless the request came with the session cookie. */
-  expiresAt: string | null;
+  expiresAt: z.string().nullable(),
   /** What `X-CSRF-Token` must be; null unless the request came with the session cookie. */
-  csrfToken: string | null;
-}
+  csrfToken: z.string().nullable(),
+});
+
+export type SessionView = z.output<typeof sessionViewSchema>;
 
 function view(identity: Identity): SessionView {
   return {
@@ -75,7 +81,7 @@ export function registerSessionRoutes(app: FastifyInstance, context: RouteContex
         { 'retry-after': String(seconds) },
       );
     }
-    const { token } = parse(loginBody, request.body, 'body');
+    const { token } = parse(loginBodySchema, request.body, 'body');
     const principal = guard.tokens.find(token);
     if (!principal) {
       guard.failedLogins.fail(request.ip);
