@@ -12,19 +12,21 @@ export function maskConfig(config: Config): Config {
     http: {
       ...config.http,
       ...(config.http.api_token === undefined ? {} : { api_token: REDACTED }),
+      tokens: config.http.tokens.map((entry) => ({ ...entry, token: REDACTED })),
     },
   };
 }
 
 /**
  * Hands every secret in the config to the registry that scrubs logs and error messages: the
- * upstream client secret, the Redis password, the API token, and each receiver's (its kind says
+ * upstream client secret, the Redis password, the API tokens, and each receiver's (its kind says
  * which values those are).
  */
 export function registerConfigSecrets(config: Config, registry: SecretRegistry): void {
   registry.add(config.upstream.client_secret);
   registry.add(urlPassword(config.redis.url));
   registry.add(config.http.api_token);
+  for (const entry of config.http.tokens) registry.add(entry.token);
   for (const secret of receiverSecrets(config.receivers)) registry.add(secret);
 }
 

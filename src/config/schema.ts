@@ -71,10 +71,77 @@ export const metricsSchema = z
   .strict();
 
 /**
+ * Who may call the API (`src/http/auth.ts`): `read` reads, `operate` also changes what operators
+ * change (power, acknowledgements, silences, receiver resumes, dead letters), `admin` also opens
+ * the queue UI. `http.api_token` is the simple case: one token of role `admin`.
+ */
+export const TOKEN_ROLES = ['read', 'operate', 'admin'] as const;
+export type TokenRole = (typeof TOKEN_ROLES)[number];
+
+/** The most named tokens and allowed CORS origins one config may list. */
+export const HTTP_LIMITS = { tokens: 100, corsOrigins: 50 } as const;
+
+/** The name `http.api_token` is known by in the audit trail; no named token may take it. */
+export const API_TOKEN_ACTOR = 'api_token';
+
+const GENERATE = 'generate one with: openssl rand -hex 32';
+
+const tokenValue = z
+  .string({ error: 'expected text, e.g. ${FLEETWATCH_OPS_TOKEN}' })
+  .min(16, { error: `must be at least 16 characters (${GENERATE})` })
+  .max(1_024, { error: 'must be at most 1024 characters' })
+  // It travels in an Authorization header and a JSON body: printable ASCII, no spaces.
+  .regex(/^[\x21-\x7e]+$/, { error: `must be printable ASCII without spaces (${GENERATE})` });
+
+export const tokenEntrySchema = z
+  .object({
+    /** Who the token is in the audit trail (`actor`) and in `GET /api/session`. */
+    name: z
+      .string({ error: 'expected a name such as grafana or ops-console' })
+      .regex(/^[A-Za-z0-9._@-]{1,64}$/, {
+        error: 'must be 1 to 64 letters, digits, ".", "_", "@" or "-", such as grafana or ops-console',
+      })
+      .refine((name) => name !== API_TOKEN_ACTOR, {
+        error: `"${API_TOKEN_ACTOR}" is the name of http.api_token; choose another`,
+      }),
+    token: tokenValue,
+    role: z.enum(TOKEN_ROLES, { error: 'expected one of "read", "operate", "admin"' }),
+  })
+  .strict();
+
+export type TokenEntry = z.output<typeof tokenEntrySchema>;
+
+/** `https://ops.example.com`, `http://localhost:3000`: what a browser sends as `Origin`, exactly. */
+const corsOrigin = z.string().refine(
+  (value) => {
+    try {
+      const url = new URL(value);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+    } catch {
+      return false;
+    }
+  },
+  {
+    error:
+      'must be an origin as a browser sends it: scheme, host and port only, such as https://ops.example.com (no path, no trailing slash, lower case)',
+  },
+);
+
+export const corsSchema = z
+  .object({
+    /** Origins whose pages may call the API from a browser (credentials included); none by default. */
+    origins: z
+      .array(corsOrigin)
+      .max(HTTP_LIMITS.corsOrigins, { error: `expected at most ${HTTP_LIMITS.corsOrigins} origins` })
+      .default([]),
+  })
+  .strict();
+
+/**
  * The HTTP server (`src/http/`): /metrics, /healthz, /readyz, the JSON API and the queue UI, on one
  * port. Loopback by default: in a container set `host: 0.0.0.0` so Prometheus and probes reach it.
- * `api_token` guards everything that changes state (and, once set, every /api read and the queue
- * UI); without it those changes are refused with 403.
+ * `api_token` and `tokens` guard everything that changes state (and, once one is set, every /api
+ * read and the queue UI); without any, those changes are refused with 403.
  */
 export const httpSchema = z
   .object({
@@ -86,16 +153,50 @@ export const httpSchema = z
       .default('127.0.0.1'),
     /** 0 picks a free port (tests). */
     port: countField(0, 65_535).default(9464),
-    /** Bearer token for the API; usually `${FLEETWATCH_API_TOKEN}`. Empty means not set. */
+    /** Bearer token for the API (role `admin`); usually `${FLEETWATCH_API_TOKEN}`. Empty means not set. */
     api_token: z
       .string({ error: 'expected text, e.g. ${FLEETWATCH_API_TOKEN}' })
       .optional()
       .transform((value) => (value === undefined || value.trim() === '' ? undefined : value))
       .refine((value) => value === undefined || value.length >= 16, {
-        error: 'must be at least 16 characters (generate one with: openssl rand -hex 32)',
+        error: `must be at least 16 characters (${GENERATE})`,
       }),
+    /** Named tokens, each with a role; names and tokens unique. */
+    tokens: z
+      .array(tokenEntrySchema)
+      .max(HTTP_LIMITS.tokens, { error: `expected at most ${HTTP_LIMITS.tokens} tokens` })
+      .default([]),
+    /** How long a browser session (`POST /api/session`) lasts; it is not extended by use. */
+    session_ttl: durationField(300_000, 7 * 86_400_000).default(12 * 3_600_000),
+    cors: corsSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((http, ctx) => {
+    // Names and tokens are each unique: a name is who did something, a token says who you are.
+    const names = new Map<string, number>();
+    const tokens = new Map<string, string>();
+    if (http.api_token !== undefined) tokens.set(http.api_token, 'http.api_token');
+    http.tokens.forEach((entry, index) => {
+      const first = names.get(entry.name);
+      if (first === undefined) names.set(entry.name, index);
+      else {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tokens', index, 'name'],
+          message: `"${entry.name}" is already the name of http.tokens[${first}]; names must be unique`,
+        });
+      }
+      const same = tokens.get(entry.token);
+      if (same === undefined) tokens.set(entry.token, `http.tokens[${index}] (${entry.name})`);
+      else {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tokens', index, 'token'],
+          message: `is the same token as ${same}; every token must be different`,
+        });
+      }
+    });
+  });
 
 export const configSchema = z
   .object({

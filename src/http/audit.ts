@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 
 /**
  * The audit trail: one info line per change made through the API, saying who (`actor`, set by the
- * guard in auth.ts: the name of the token or session that was accepted), from where (`remote`),
+ * guard in auth.ts: the name of the token that was accepted, directly or through a session; `via`:
+ * `bearer`, `basic` or `session`), from where (`remote`),
  * what (the route's fields) and the answer. Routes that change state log through this, so every
  * line has the same shape (`audit: true`) and can be filtered out of the log as one stream.
  */
@@ -13,5 +14,8 @@ export function audit(
   fields: Record<string, unknown>,
   message: string,
 ): void {
-  logger.info({ audit: true, actor: request.actor ?? 'anonymous', remote: request.ip, ...fields }, message);
+  logger.info(
+    { audit: true, actor: request.actor ?? 'anonymous', via: request.authVia, remote: request.ip, ...fields },
+    message,
+  );
 }

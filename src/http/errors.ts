@@ -41,7 +41,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown,
-    readonly headers: Readonly<Record<string, string>> = {},
+    /** An array value is sent as one header line per element (`WWW-Authenticate` challenges). */
+    readonly headers: Readonly<Record<string, string | readonly string[]>> = {},
   ) {
     super(message);
     this.name = 'ApiError';

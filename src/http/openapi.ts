@@ -37,27 +37,41 @@ const SECURITY_SCHEMES: Json = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
-    description: '`Authorization: Bearer <http.api_token>`',
+    description: '`Authorization: Bearer <token>`: `http.api_token` (role admin) or one of `http.tokens`',
   },
   basicAuth: {
     type: 'http',
     scheme: 'basic',
-    description: 'The queue UI only: any user name, `http.api_token` as the password',
+    description: 'The queue UI only: any user name, a token of role admin as the password',
+  },
+  sessionCookie: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'fleetwatch_session',
+    description:
+      'The session cookie `POST /api/session` sets; it carries the role of the token that logged in',
+  },
+  csrfToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-CSRF-Token',
+    description: "With the session cookie, a change needs the session's CSRF token (`GET /api/session`)",
   },
 };
 
 const SECURITY: Record<Access, Array<Record<string, string[]>>> = {
   open: [],
-  read: [{ bearerAuth: [] }],
-  write: [{ bearerAuth: [] }],
-  admin: [{ bearerAuth: [] }, { basicAuth: [] }],
+  read: [{ bearerAuth: [] }, { sessionCookie: [] }],
+  write: [{ bearerAuth: [] }, { sessionCookie: [], csrfToken: [] }],
+  admin: [{ bearerAuth: [] }, { basicAuth: [] }, { sessionCookie: [] }],
 };
 
 const ACCESS_WORDS: Record<Access, string> = {
   open: 'Open: no token.',
-  read: 'Needs the API token once `http.api_token` is set (open while it is not).',
-  write: 'Needs the API token; refused (403) while no `http.api_token` is set.',
-  admin: 'Needs the API token (bearer, or the Basic password in a browser).',
+  read: 'Needs a token of any role (or its session) once a token is configured; open while none is.',
+  write:
+    'Needs a token of role operate or admin (or its session, with the CSRF header); refused (403) while no token is configured.',
+  admin: 'Needs a token of role admin (bearer, the Basic password in a browser, or its session).',
 };
 
 const DESCRIPTION = `The HTTP API of fleetwatch: the fleet as last observed, events and their live stream,
@@ -233,7 +247,7 @@ export function buildOpenApi(routes: readonly RegisteredRoute[], options: OpenAp
       version: options.version,
       description: DESCRIPTION,
     },
-    security: [{ bearerAuth: [] }],
+    security: SECURITY.read,
     tags: tags.map((name) => ({ name })),
     paths,
     components: {

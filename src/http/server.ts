@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import { EventLog } from '../store/event-log.js';
 import { createGuard } from './auth.js';
 import type { HttpServerOptions, HttpTuning, RouteContext } from './context.js';
+import { isPreflightRoute, registerCors } from './cors.js';
 import {
   ANSWER_HEADERS,
   clientErrorHandler,
@@ -24,14 +25,17 @@ import { registerProbeRoutes } from './routes/probes.js';
 import { registerQueueBoard } from './routes/queues.js';
 import { registerReceiverRoutes } from './routes/receivers.js';
 import { registerRobotRoutes } from './routes/robots.js';
+import { registerSessionRoutes } from './routes/session.js';
 import { registerSilenceRoutes } from './routes/silences.js';
+import { isLoopbackAddress } from './sessions.js';
 
 export type { HttpServerOptions, HttpTuning, MetricsSource } from './context.js';
 
 /**
  * fleetwatch's one HTTP server (fastify), on `http.host:http.port`: Prometheus `/metrics`, the
  * `/healthz` and `/readyz` probes, the JSON API under `/api` and the Bull Board queue UI under
- * `/admin/queues`. Auth is in auth.ts, errors in errors.ts, each area's routes in routes/.
+ * `/admin/queues`. Auth is in auth.ts (tokens.ts, sessions.ts, csrf.ts), CORS in cors.ts, errors
+ * in errors.ts, each area's routes in routes/.
  *
  * Closing: long-lived requests (SSE streams, `?wait=true` power requests) are ended first (the
  * `closing` signal), then fastify stops accepting and waits for the rest.
@@ -61,13 +65,20 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
     clientErrorHandler: clientErrorHandler(logger),
   });
   const routes = new RouteTable();
-  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  // The CORS preflight route (cors.ts) is no path of the API: a request it does not answer gets 405/404.
+  app.addHook('onRoute', (route) => {
+    if (!isPreflightRoute(route.method, route.url)) routes.add(route.method, route.url);
+  });
   const docs = collectRouteDocs(app);
 
   const context: RouteContext = {
     options,
     logger,
-    guard: createGuard(options.config.http.api_token),
+    guard: createGuard({
+      http: options.config.http,
+      redis: options.redis,
+      prefix: options.config.redis.prefix,
+    }),
     eventLog: new EventLog({ redis: options.redis, prefix: options.config.redis.prefix, logger }),
     closing: closing.signal,
     tuning: { ...DEFAULT_TUNING, ...options.tuning },
@@ -101,6 +112,7 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
     }
     return reply.code(404).send(errorBody('not_found', `no such endpoint: ${request.method} ${path}`));
   });
+  await registerCors(app, options.config.http.cors.origins);
   app.addHook('onRequest', context.guard.hook);
   app.addHook('onSend', async (_request, reply, payload) => {
     reply.headers(ANSWER_HEADERS);
@@ -130,15 +142,12 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   registerIncidentRoutes(app, context);
   registerDeadLetterRoutes(app, context);
   registerReceiverRoutes(app, context);
+  registerSessionRoutes(app, context);
   registerRobotRoutes(app, context);
   registerDocRoutes(app, context, docs);
   await registerQueueBoard(app, context);
   await app.ready();
   return app;
-}
-
-function isLoopback(address: string): boolean {
-  return address === '::1' || address.startsWith('127.') || address === '::ffff:127.0.0.1';
 }
 
 /** The server as the daemon runs it: `start()` listens, `close()` ends everything. */
@@ -175,7 +184,7 @@ export class HttpServer {
   }
 
   async #start(): Promise<string> {
-    const { host, port, api_token: token } = this.#options.config.http;
+    const { host, port, api_token: token, tokens } = this.#options.config.http;
     const app = await buildHttpApp(this.#options);
     this.#app = app;
     if (this.#closing) throw new Error('the HTTP server was closed before it started');
@@ -193,10 +202,10 @@ export class HttpServer {
     const bound = app.server.address() as AddressInfo;
     const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
     this.#address = `http://${shownHost}:${bound.port}`;
-    if (token === undefined && !isLoopback(bound.address)) {
+    if (token === undefined && tokens.length === 0 && !isLoopbackAddress(bound.address)) {
       this.#options.logger.warn(
         { address: this.#address },
-        'http.api_token is not set: /api reads are open to anyone who can reach this address (changes stay refused)',
+        'neither http.api_token nor http.tokens is set: /api reads are open to anyone who can reach this address (changes stay refused)',
       );
     }
     return this.#address;

@@ -21,6 +21,8 @@ import type { EntityKind } from '../events/types.js';
  * {p}:incidents:closed                 zset    closed incident ids, score = closed at (epoch ms)
  * {p}:incidents:rev                    string  counter bumped by every change to an incident
  * {p}:order:<subject>                  list    ids of the subject's events not yet dispatched, in commit order
+ * {p}:session:<sha256 of session id>   string  one API login session (JSON, PX = http.session_ttl)
+ * {p}:sessions:<token name>            zset    that token's sessions (sha256 of the id), score = expiry
  * {p}:notify:group:<groupKey>          hash    one aggregation group (notifyKeys below)
  * {p}:notify:wake                      zset    group keys by when the flusher should look next
  * {p}:notify:subject:<subject>         set     group keys holding an open incident of that subject
@@ -104,6 +106,13 @@ export interface StoreKeys {
   readonly incidentsRevision: string;
   /** Ids of one subject's events not yet dispatched, in commit order (Guarantee 6). */
   order(subject: string): string;
+  /**
+   * One API login session, by the SHA-256 (hex) of its id: the key does not reveal the cookie, so a
+   * Redis dump or `MONITOR` gives no session away.
+   */
+  session(idDigest: string): string;
+  /** The live sessions of one token (by name): members are `session`'s digests, scores their expiry. */
+  sessionsOf(tokenName: string): string;
 }
 
 export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
@@ -130,6 +139,8 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
     incidentsClosed: `${tag}:incidents:closed`,
     incidentsRevision: `${tag}:incidents:rev`,
     order: (subject) => `${tag}:order:${encodeSegment(subject)}`,
+    session: (idDigest) => `${tag}:session:${encodeSegment(idDigest)}`,
+    sessionsOf: (tokenName) => `${tag}:sessions:${encodeSegment(tokenName)}`,
   };
 }
 

@@ -26,6 +26,12 @@ export function captureLogs() {
 export interface AppOptions {
   /** `http.api_token`; none by default. */
   token?: string;
+  /** `http.tokens`; none by default. */
+  tokens?: Config['http']['tokens'];
+  /** `http.cors.origins`; none by default. */
+  corsOrigins?: string[];
+  /** `http.session_ttl` in ms; 12 h by default. */
+  sessionTtlMs?: number;
   metrics?: MetricsSource;
   tuning?: HttpTuning;
   /** Changes to the harness config (receivers, prefix...). */
@@ -37,7 +43,15 @@ export interface AppOptions {
 export function serverOptions(h: Harness, options: AppOptions = {}): HttpServerOptions {
   const base: Config = {
     ...h.config,
-    http: { enabled: true, host: '127.0.0.1', port: 0, api_token: options.token },
+    http: {
+      enabled: true,
+      host: '127.0.0.1',
+      port: 0,
+      api_token: options.token,
+      tokens: options.tokens ?? [],
+      session_ttl: options.sessionTtlMs ?? 12 * 3_600_000,
+      cors: { origins: options.corsOrigins ?? [] },
+    },
   };
   return {
     config: options.config ? options.config(base) : base,

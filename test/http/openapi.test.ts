@@ -14,6 +14,7 @@ let document: {
   openapi: string;
   paths: Record<string, Record<string, Record<string, unknown>>>;
   tags: Array<{ name: string }>;
+  components: { securitySchemes: Record<string, { in?: string; name?: string }> };
 };
 
 beforeAll(async () => {
@@ -77,7 +78,10 @@ describe('GET /openapi.json', () => {
       expect(operation, `${row.method} ${path}`).toMatchObject({
         operationId: row.id,
         'x-destructive': row.destructive,
-        security: [{ bearerAuth: [] }],
+        security:
+          row.method === 'GET'
+            ? [{ bearerAuth: [] }, { sessionCookie: [] }]
+            : [{ bearerAuth: [] }, { sessionCookie: [], csrfToken: [] }],
       });
       const parameters = (operation!['parameters'] ?? []) as Array<{ name: string; in: string }>;
       expect(parameters.filter((param) => param.in === 'path').map((param) => param.name)).toEqual(
@@ -106,7 +110,13 @@ describe('GET /openapi.json', () => {
     expect(document.paths['/admin/queues']!['get']!['security']).toEqual([
       { bearerAuth: [] },
       { basicAuth: [] },
+      { sessionCookie: [] },
     ]);
+    // The login and its cookie are described, with the CSRF header a cookie's change needs.
+    expect(document.paths['/api/session']!['post']!['requestBody']).toBeDefined();
+    const schemes = document.components.securitySchemes;
+    expect(schemes['sessionCookie']).toMatchObject({ in: 'cookie', name: 'fleetwatch_session' });
+    expect(schemes['csrfToken']).toMatchObject({ in: 'header', name: 'X-CSRF-Token' });
   });
 });
 

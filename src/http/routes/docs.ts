@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { VERSION } from '../../version.js';
 import type { RouteContext } from '../context.js';
+import { isPreflightRoute } from '../cors.js';
 import { renderDocsPage } from '../docs-page.js';
 import { buildOpenApi } from '../openapi.js';
 import { RouteDocs } from '../route-doc.js';
@@ -15,7 +16,10 @@ import { QUEUE_UI_DOC, QUEUE_UI_PATH } from './queues.js';
 /** Starts collecting the routes: called before any route is registered. */
 export function collectRouteDocs(app: FastifyInstance): RouteDocs {
   const docs = new RouteDocs([{ prefix: QUEUE_UI_PATH, access: 'admin', doc: QUEUE_UI_DOC }]);
-  app.addHook('onRoute', (route) => docs.add(route));
+  // The CORS preflight route (cors.ts) answers for every path; it is no operation of the API.
+  app.addHook('onRoute', (route) => {
+    if (!isPreflightRoute(route.method, route.url)) docs.add(route);
+  });
   return docs;
 }
 

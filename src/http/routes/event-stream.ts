@@ -168,6 +168,10 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
       }, context.tuning.heartbeatMs);
       heartbeat.unref();
       try {
+        // What the hooks set before the stream took the reply over (CORS for an allowed origin).
+        for (const [name, value] of Object.entries(reply.getHeaders())) {
+          if (value !== undefined) res.setHeader(name, value);
+        }
         res.writeHead(200, {
           'content-type': 'text/event-stream; charset=utf-8',
           'cache-control': 'no-store',

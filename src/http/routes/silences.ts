@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { SilenceStore } from '../../notifiers/muting/silence-store.js';
 import { type Silence, silenceInputSchema, silenceState } from '../../notifiers/muting/silences.js';
+import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { parse, pathId, queryFlag, rejectRequest } from '../validate.js';
@@ -70,7 +71,9 @@ export function registerSilenceRoutes(app: FastifyInstance, context: RouteContex
       const now = Date.now();
       const added = await store.add(request.body, now);
       if (!added.ok) rejectRequest(added.problems.map((problem) => `body.${problem}`));
-      context.logger.info(
+      audit(
+        context.logger,
+        request,
         { silence: added.silence.id, matchers: added.silence.matchers, createdBy: added.silence.createdBy },
         'silence created through the API',
       );
@@ -98,7 +101,8 @@ export function registerSilenceRoutes(app: FastifyInstance, context: RouteContex
       const expired = await store.expire(id, now);
       if (!expired.found)
         throw notFound(`no silence "${id}" (GET /api/silences?all=true lists every silence)`);
-      if (!expired.alreadyExpired) context.logger.info({ silence: id }, 'silence expired through the API');
+      if (!expired.alreadyExpired)
+        audit(context.logger, request, { silence: id }, 'silence expired through the API');
       return { ...withState(expired.silence, now), alreadyExpired: expired.alreadyExpired };
     },
   );
