@@ -11,6 +11,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+COPY console ./console
+COPY scripts ./scripts
 RUN npm run build
 
 # Runtime: production dependencies only, an init process, a non-root user.

@@ -14,6 +14,7 @@ import {
   MAX_PATH_SEGMENT,
 } from './errors.js';
 import { RouteTable } from './route-table.js';
+import { registerConsoleRoutes } from './routes/console.js';
 import { registerDeadLetterRoutes } from './routes/dead-letters.js';
 import { collectRouteDocs, registerDocRoutes } from './routes/docs.js';
 import { registerEventStreamRoute } from './routes/event-stream.js';
@@ -115,7 +116,10 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   await registerCors(app, options.config.http.cors.origins);
   app.addHook('onRequest', context.guard.hook);
   app.addHook('onSend', async (_request, reply, payload) => {
-    reply.headers(ANSWER_HEADERS);
+    // A route that chose its own caching (the console's files) keeps it.
+    for (const [name, value] of Object.entries(ANSWER_HEADERS)) {
+      if (!reply.hasHeader(name)) reply.header(name, value);
+    }
     return payload;
   });
   app.addHook('onResponse', async (request, reply) => {
@@ -143,6 +147,7 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   registerDeadLetterRoutes(app, context);
   registerReceiverRoutes(app, context);
   registerSessionRoutes(app, context);
+  registerConsoleRoutes(app, context);
   registerRobotRoutes(app, context);
   registerDocRoutes(app, context, docs);
   await registerQueueBoard(app, context);

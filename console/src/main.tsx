@@ -1,0 +1,92 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ErrorLine } from './components/error-line.js';
+import { whenUnauthorized } from './lib/api.js';
+import { href, useRoute } from './lib/router.js';
+import { type Access, currentAccess, logOut } from './lib/session.js';
+import { useTheme } from './lib/theme.js';
+import { PAGES } from './pages/index.js';
+import { LoginPage } from './pages/login.js';
+
+/**
+ * The console: one page served by `fleetwatch run` at `/`, same origin as the API, on the session
+ * cookie. It asks who is looking (`GET /api/session`), shows the login when a token is needed,
+ * then the section the hash names.
+ */
+function App() {
+  const [access, setAccess] = useState<Access | undefined>();
+  const [error, setError] = useState<Error | undefined>();
+  const route = useRoute();
+  const [theme, toggleTheme] = useTheme();
+
+  useEffect(() => {
+    currentAccess().then(setAccess, setError);
+    return whenUnauthorized(() => setAccess({ kind: 'needed' }));
+  }, []);
+
+  if (error) return <ErrorLine error={error} />;
+  if (!access) return <p class="hint">Loading…</p>;
+  if (access.kind === 'needed')
+    return <LoginPage onLoggedIn={(session) => setAccess({ kind: 'session', session })} />;
+
+  const entry = PAGES.find((candidate) => candidate.page === route.page) ?? PAGES[0]!;
+  const Page = entry.component;
+  return (
+    <>
+      <a class="skip" href="#content">
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">fleetwatch</span>
+        <nav aria-label="Sections">
+          {PAGES.filter((candidate) => candidate.nav).map((candidate) => (
+            <a
+              key={candidate.page}
+              href={href(candidate.page)}
+              aria-current={candidate.page === entry.page ? 'page' : undefined}
+            >
+              {candidate.nav}
+            </a>
+          ))}
+        </nav>
+        <span class="who">
+          {access.kind === 'session' ? (
+            <>
+              {access.session.actor} <span class="role">{access.session.role}</span>
+              {access.session.via === 'session' ? (
+                <button
+                  type="button"
+                  class="link"
+                  onClick={async () => {
+                    await logOut().catch(() => {});
+                    setAccess({ kind: 'needed' });
+                  }}
+                >
+                  Log out
+                </button>
+              ) : null}
+            </>
+          ) : (
+            <span class="role" title="No token is configured: reads are open, changes are refused">
+              read-only
+            </span>
+          )}
+          <button
+            type="button"
+            class="link"
+            onClick={toggleTheme}
+            aria-label={`Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`}
+          >
+            {theme === 'dark' ? '☀' : '☾'}
+          </button>
+        </span>
+      </header>
+      <main id="content" tabIndex={-1}>
+        <Page route={route} access={access} />
+      </main>
+    </>
+  );
+}
+
+const root = document.getElementById('app');
+if (root) render(<App />, root);
