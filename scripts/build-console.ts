@@ -1,6 +1,7 @@
 /**
  * Builds the web console (`console/`) into `dist/console/`: one ES module bundle (`app.js`, Preact
- * included), its stylesheet and `index.html`. Part of `npm run build`; the tests build it too when
+ * included), one stylesheet (`app.css`: `src/app.css` and every page's own, imported by the
+ * modules) and `index.html`. Part of `npm run build`; the tests build it too when
  * it is missing or older than its sources (test/setup/console.ts). Nothing is fetched at run time.
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
@@ -29,7 +30,6 @@ export async function buildConsole(outDir = CONSOLE_OUT): Promise<void> {
     logLevel: 'warning',
     legalComments: 'linked',
   });
-  copyFileSync(resolve(CONSOLE_SOURCE, 'src', 'app.css'), resolve(outDir, 'app.css'));
   copyFileSync(resolve(CONSOLE_SOURCE, 'index.html'), resolve(outDir, 'index.html'));
 }
 

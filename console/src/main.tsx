@@ -1,3 +1,4 @@
+import './app.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorLine } from './components/error-line.js';
