@@ -275,8 +275,30 @@ async function confirm(
 
 /** The first line typed on `stream` (without its newline); what came before the end when there is none. */
 function readLine(stream: Readable, signal: AbortSignal): Promise<string> {
+  let text = '';
+  return consume(
+    stream,
+    signal,
+    (chunk) => {
+      text += chunk.toString('utf8');
+      const newline = text.indexOf('\n');
+      return newline >= 0 ? text.slice(0, newline) : undefined;
+    },
+    () => text,
+  );
+}
+
+/**
+ * Reads `stream` chunk by chunk until `take` returns a result, the stream ends (`atEnd`), fails,
+ * or `signal` aborts; then stops listening and pauses it, so the rest stays unread.
+ */
+function consume<T>(
+  stream: Readable,
+  signal: AbortSignal,
+  take: (chunk: Buffer) => T | undefined,
+  atEnd: () => T,
+): Promise<T> {
   return new Promise((resolve, reject) => {
-    let text = '';
     const done = (settle: () => void) => {
       stream.off('data', onData);
       stream.off('end', onEnd);
@@ -286,11 +308,10 @@ function readLine(stream: Readable, signal: AbortSignal): Promise<string> {
       settle();
     };
     const onData = (chunk: Buffer | string) => {
-      text += String(chunk);
-      const newline = text.indexOf('\n');
-      if (newline >= 0) done(() => resolve(text.slice(0, newline)));
+      const result = take(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      if (result !== undefined) done(() => resolve(result));
     };
-    const onEnd = () => done(() => resolve(text));
+    const onEnd = () => done(() => resolve(atEnd()));
     const onError = (error: Error) => done(() => reject(error));
     const onAbort = () => done(() => reject(signal.reason));
     stream.on('data', onData);
@@ -331,29 +352,17 @@ async function readBody(io: CliIo, file: string, source: string): Promise<unknow
 
 /** Everything `stream` holds, or `tooLarge` as soon as it passes the body limit (the rest is not read). */
 function readLimited(stream: Readable, signal: AbortSignal): Promise<{ text: string } | { tooLarge: true }> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (settle: () => void) => {
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      signal.removeEventListener('abort', onAbort);
-      stream.pause();
-      settle();
-    };
-    const onData = (chunk: Buffer | string) => {
-      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return consume<{ text: string } | { tooLarge: true }>(
+    stream,
+    signal,
+    (bytes) => {
       size += bytes.length;
-      if (size > OPERATION_BODY_MAX_BYTES) done(() => resolve({ tooLarge: true }));
-      else chunks.push(bytes);
-    };
-    const onEnd = () => done(() => resolve({ text: Buffer.concat(chunks).toString('utf8') }));
-    const onError = (error: Error) => done(() => reject(error));
-    const onAbort = () => done(() => reject(signal.reason));
-    stream.on('data', onData);
-    stream.once('end', onEnd);
-    stream.once('error', onError);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+      if (size > OPERATION_BODY_MAX_BYTES) return { tooLarge: true };
+      chunks.push(bytes);
+      return undefined;
+    },
+    () => ({ text: Buffer.concat(chunks).toString('utf8') }),
+  );
 }
