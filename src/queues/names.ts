@@ -1,4 +1,5 @@
 import type { DefaultJobOptions } from 'bullmq';
+import { z } from 'zod';
 
 /** BullMQ queue names (all under the `{<prefix>}` BullMQ prefix, see `bullPrefix`). */
 export const QUEUE_NAMES = {
@@ -10,11 +11,17 @@ export const QUEUE_NAMES = {
 
 export type CoreQueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 
-const RECEIVER_PATTERN = /^[A-Za-z0-9_-]+$/;
+/** A receiver's name: it names the receiver's queue and keys, so the config, API and CLI take only this. */
+export const RECEIVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** One notify queue per receiver kind (`notify-slack`, `notify-webhook`, ...). */
+/** A receiver name where a person gives one (config, API path or query, CLI option). */
+export const receiverNameField = z.string().regex(RECEIVER_NAME, {
+  error: 'must be a receiver name (1 to 64 letters, digits, _ or -)',
+});
+
+/** One notify queue per receiver (`notify-ops`, `notify-pager`, ...). */
 export function notifyQueueName(receiver: string): `notify-${string}` {
-  if (!RECEIVER_PATTERN.test(receiver)) {
+  if (!RECEIVER_NAME.test(receiver)) {
     throw new TypeError(`invalid receiver name ${JSON.stringify(receiver)}: use letters, digits, _ or -`);
   }
   return `notify-${receiver}`;

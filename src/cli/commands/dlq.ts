@@ -8,6 +8,8 @@ import {
 } from '../../notifiers/delivery/dead-letters.js';
 import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
 import { ReceiverHolds } from '../../notifiers/delivery/holds.js';
+import { receiverNameField } from '../../queues/names.js';
+import { schemaArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CommandError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -26,7 +28,7 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
   dlq
     .command('list')
     .description('print the dead letters, oldest failure first')
-    .option('--receiver <name>', 'only this receiver')
+    .option('--receiver <name>', 'only this receiver', schemaArgument(receiverNameField))
     .option('--json', 'a JSON array')
     .action(async (options: { receiver?: string; json?: boolean }) => {
       await withDelivery(context, async ({ deadLetters }) => {
@@ -52,7 +54,7 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
     .description('send dead letters again, attempts reset, after what is already waiting')
     .argument('[id]', 'the dead letter (notification) id, see dlq list')
     .option('--all', 'every dead letter (of --receiver, or of every receiver)')
-    .option('--receiver <name>', 'only this receiver')
+    .option('--receiver <name>', 'only this receiver', schemaArgument(receiverNameField))
     .action(async (id: string | undefined, options: { all?: boolean; receiver?: string }) => {
       oneOrAll('replay', id, options.all);
       await withDelivery(context, async ({ deadLetters }) => {
@@ -81,7 +83,7 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
     .description('delete dead letters for good')
     .argument('[id]', 'the dead letter (notification) id, see dlq list')
     .option('--all', 'every dead letter (of --receiver, or of every receiver)')
-    .option('--receiver <name>', 'only this receiver')
+    .option('--receiver <name>', 'only this receiver', schemaArgument(receiverNameField))
     .option('--yes', 'needed with --all: it cannot be undone')
     .action(async (id: string | undefined, options: { all?: boolean; receiver?: string; yes?: boolean }) => {
       oneOrAll('purge', id, options.all);

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { DeadLetters, receiversWithDeadLetters } from '../../notifiers/delivery/dead-letters.js';
 import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
+import { receiverNameField } from '../../queues/names.js';
 import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { parse } from '../validate.js';
@@ -17,12 +18,7 @@ import { parse } from '../validate.js';
  * Unknown id or receiver: 404.
  */
 
-const receiverQuery = z.strictObject({
-  receiver: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/, { error: 'must be a receiver name (letters, digits, _ or -)' })
-    .optional(),
-});
+const receiverQuery = z.strictObject({ receiver: receiverNameField.optional() });
 // Dead-letter ids run past 100 characters (receiver, route, group labels, hash, time, sequence);
 // the router bounds a path segment to MAX_PATH_SEGMENT.
 const idParams = z.object({ id: z.string().min(1, { error: 'must not be empty' }) });

@@ -4,6 +4,7 @@ import { DeadLetters } from '../../notifiers/delivery/dead-letters.js';
 import { DisabledReceivers } from '../../notifiers/delivery/disabled-receivers.js';
 import { ReceiverHolds } from '../../notifiers/delivery/holds.js';
 import { readReceiverStates } from '../../notifiers/delivery/receiver-states.js';
+import { receiverNameField } from '../../queues/names.js';
 import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { notFound } from '../errors.js';
@@ -20,11 +21,7 @@ import { parse } from '../validate.js';
  *   (receiver, the hold it ended, caller address).
  */
 
-const nameParams = z.object({
-  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
-    error: 'must be a receiver name (1 to 64 letters, digits, _ or -)',
-  }),
-});
+const nameParams = z.object({ name: receiverNameField });
 
 export function registerReceiverRoutes(app: FastifyInstance, context: RouteContext): void {
   const { config, redis } = context.options;

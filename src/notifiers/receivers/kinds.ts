@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { shown } from '../../lib/fields.js';
 import { parseWithin } from '../../lib/issues.js';
 import type { RetryPolicy, RetryPolicyOverrides } from '../../lib/retry-policy.js';
+import { RECEIVER_NAME } from '../../queues/names.js';
 import type { NotifierFactory, ReceiverBase } from '../notifier.js';
 import { consoleNotifierFactory } from './console/index.js';
 import { slackNotifierFactory } from './slack/index.js';
@@ -70,7 +71,7 @@ export const receiversSchema = z
   .superRefine((receivers, ctx) => {
     const seen = new Set<string>();
     receivers.forEach((receiver, index) => {
-      if (!/^[A-Za-z0-9_-]{1,64}$/.test(receiver.name)) {
+      if (!RECEIVER_NAME.test(receiver.name)) {
         ctx.addIssue({
           code: 'custom',
           path: [index, 'name'],

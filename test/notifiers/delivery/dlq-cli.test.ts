@@ -95,7 +95,7 @@ describe('fleetwatch dlq', () => {
     ]);
   });
 
-  it('unknown ids and receivers exit 4; id and --all together, or neither, exit 2', async () => {
+  it('unknown ids and receivers exit 4; a malformed receiver name, id and --all together, or neither, exit 2', async () => {
     const unknown = await runCli(['dlq', 'replay', 'ntf-nope'], env());
     expect(unknown.code).toBe(ExitCode.notFound);
     expect(unknown.stderr).toBe('fleetwatch: no dead letter ntf-nope\n');
@@ -103,6 +103,10 @@ describe('fleetwatch dlq', () => {
     const noReceiver = await runCli(['dlq', 'list', '--receiver', 'nobody'], env());
     expect(noReceiver.code).toBe(ExitCode.notFound);
     expect(noReceiver.stderr).toContain('no receiver named "nobody"');
+    // A name no receiver can have is a usage error, worded as the API words it (400).
+    const malformed = await runCli(['dlq', 'list', '--receiver', 'no body'], env());
+    expect(malformed.code).toBe(ExitCode.usage);
+    expect(malformed.stderr).toContain('a receiver name (1 to 64 letters, digits, _ or -)');
     expect((await runCli(['dlq', 'replay'], env())).code).toBe(ExitCode.usage);
     expect((await runCli(['dlq', 'purge', 'ntf-2', '--all'], env())).code).toBe(ExitCode.usage);
   });
