@@ -86,6 +86,7 @@ export function buildPollingCore(options: PollingCoreOptions): PollingCore {
     snapshots: new SnapshotStore(identity),
     logger,
     now,
+    ...(options.onCommitted ? { onEvent: options.onCommitted } : {}),
   });
   const store = new CountingSnapshotStore({
     ...identity,

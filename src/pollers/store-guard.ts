@@ -47,6 +47,8 @@ export interface StoreLossGuardOptions {
   now?: () => number;
   /** How often the open incidents and the marker are read; 2 s by default. */
   refreshMs?: number;
+  /** Told the `monitor.store.reset` this replica wrote, as commits tell theirs (`fleetwatch_events_total`). */
+  onEvent?: (events: readonly FleetEvent[]) => void;
 }
 
 const SETTLE_TRIES = 5;
@@ -59,6 +61,7 @@ export class StoreLossGuard implements StoreGuard {
   readonly #now: () => number;
   readonly #refreshMs: number;
   readonly #warn: ReturnType<typeof throttledWarn>;
+  readonly #onEvent: (events: readonly FleetEvent[]) => void;
   #known: Marker | undefined;
   /** When the known marker was last seen in the store (epoch ms). */
   #seenAt = 0;
@@ -81,6 +84,7 @@ export class StoreLossGuard implements StoreGuard {
     this.#now = options.now ?? Date.now;
     this.#refreshMs = Math.max(100, options.refreshMs ?? 2_000);
     this.#warn = throttledWarn(this.#logger);
+    this.#onEvent = options.onEvent ?? (() => {});
   }
 
   /** The open incidents as last read (a copy of the store's). */
@@ -231,6 +235,7 @@ export class StoreLossGuard implements StoreGuard {
         this.#adopt(found ?? { epoch, createdAt: new Date(now).toISOString(), replaced: known.epoch });
         const fields = { lostEpoch: known.epoch, epoch, carriedOver: outcome.carried, lastSeenAt };
         if (outcome.event) {
+          this.#onEvent([outcome.event]);
           this.#logger?.error(
             { ...fields, event: outcome.event.id },
             'the Redis store was emptied (restarted without persistence, flushed, or failed over to an empty replica): queued notifications, aggregation groups, silences and dead letters are gone; the open incidents were carried over without being announced again and the fleet is re-baselined silently (monitor.store.reset)',

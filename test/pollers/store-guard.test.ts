@@ -62,15 +62,17 @@ const tokenHealth: Detector<unknown, unknown, unknown> = (previous, observation,
   return { ...result, events: result.events.map((d) => ({ ...d, data: { ...d.data, upstream: 'token' } })) };
 };
 
-/** One replica: its guard, its guarded store, its pipeline. */
+/** One replica: its guard, its guarded store, its pipeline; `told`: the events its guard reported. */
 function replica(prefix: string, options: { refreshMs?: number } = {}) {
   const identity = { redis, prefix, installation: 'test' };
   const incidents = new IncidentStore({ redis, prefix });
+  const told: FleetEvent[] = [];
   const guard = new StoreLossGuard({
     marker: new StoreMarker(identity),
     incidents,
     snapshots: new SnapshotStore(identity),
     logger: pino({ enabled: false }),
+    onEvent: (events) => told.push(...events),
     ...options,
   });
   guards.push(guard);
@@ -85,7 +87,7 @@ function replica(prefix: string, options: { refreshMs?: number } = {}) {
     const result = await pipeline.run({ poller: 'test', detector, options }, [{ ref, observation }]);
     return result.events;
   };
-  return { guard, store, incidents, observe };
+  return { guard, store, incidents, observe, told };
 }
 
 const ok = (seconds: number, value: unknown): Observation<unknown> => ({ ok: true, at: at(seconds), value });
@@ -173,6 +175,8 @@ describe('a store emptied under running replicas', () => {
     });
     expect(a.guard.marker?.epoch).toBe(b.guard.marker?.epoch);
     expect(a.guard.marker?.epoch).not.toBe(lostEpoch);
+    // The replica that wrote it says so once (fleetwatch_events_total counts it); the other does not.
+    expect([...a.told, ...b.told].map((event) => event.id)).toEqual([resets[0]?.event.id]);
     const carried = await a.incidents.open();
     expect(carried.map((record) => record.id).sort()).toEqual(before.map((record) => record.id).sort());
 
