@@ -73,6 +73,11 @@ export class PrivateRedis {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /** The server's working directory (`aof` only): where its append-only file and snapshots go. */
+  get dataDir(): string | undefined {
+    return this.#dataDir;
+  }
+
   get running(): boolean {
     return this.#process !== undefined;
   }

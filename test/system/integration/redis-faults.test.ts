@@ -1,3 +1,5 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../../src/cli/exit-codes.js';
@@ -109,6 +111,19 @@ describe.skipIf(!redisServerAvailable())('Redis faults under a running daemon', 
     await sim?.close();
   });
 
+  const snapshotDir = () => {
+    if (!server.dataDir) throw new Error('the private Redis keeps no files');
+    return server.dataDir;
+  };
+  /** Waits until no snapshot is under way and the last one ended `status`. */
+  const untilSnapshot = (status: 'ok' | 'err') =>
+    eventually(
+      () => admin.info('persistence'),
+      (info) =>
+        info.includes('rdb_bgsave_in_progress:0') && info.includes(`rdb_last_bgsave_status:${status}`),
+      { timeoutMs: 10_000, intervalMs: 50 },
+    );
+
   it('names each fault in /readyz within a second, logs it once and its end once, and /metrics keeps answering', {
     timeout: 180_000,
   }, async (context) => {
@@ -167,6 +182,24 @@ describe.skipIf(!redisServerAvailable())('Redis faults under a running daemon', 
         restore: () => admin.replicaof('NO', 'ONE'),
       },
       {
+        state: 'refusing_writes',
+        says: /^not ready: redis: refusing writes: MISCONF/,
+        // A snapshot that cannot be written (its file name is taken by a directory): with save
+        // points set, Redis refuses every write until a snapshot succeeds again.
+        inject: async () => {
+          mkdirSync(join(snapshotDir(), 'dump.rdb', 'taken'), { recursive: true });
+          await admin.config('SET', 'save', '3600 1');
+          await admin.bgsave();
+          await untilSnapshot('err');
+        },
+        restore: async () => {
+          rmSync(join(snapshotDir(), 'dump.rdb'), { recursive: true, force: true });
+          await admin.bgsave();
+          await untilSnapshot('ok');
+          await admin.config('SET', 'save', '');
+        },
+      },
+      {
         state: 'slow',
         says: /^not ready: redis: slow: no answer within 500 ms/,
         // Every client waits until the pause ends by itself (this one too).
@@ -218,6 +251,7 @@ describe.skipIf(!redisServerAvailable())('Redis faults under a running daemon', 
     expect(log.health().down.map((line) => line.msg)).toEqual([
       expect.stringMatching(/^Redis refuses writes \(OOM command not allowed/),
       expect.stringMatching(/^Redis refuses writes \(READONLY/),
+      expect.stringMatching(/^Redis refuses writes \(MISCONF/),
       'Redis is not answering: a write got no answer within 500 ms; not ready until it answers',
       expect.stringMatching(/^Redis is unreachable \(/),
     ]);
