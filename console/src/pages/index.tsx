@@ -2,6 +2,7 @@ import type { FunctionComponent } from 'preact';
 import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
 import { Placeholder } from './placeholder.js';
+import { SilencesPage } from './silences.js';
 
 /** What every page gets: the route (its params and query) and who is looking. */
 export interface PageProps {
@@ -26,7 +27,7 @@ export const PAGES: readonly PageEntry[] = [
   { page: 'incidents', nav: 'Incidents', component: placeholder('Incidents') },
   { page: 'fleet', nav: 'Fleet', component: placeholder('Fleet') },
   { page: 'events', nav: 'Live events', component: placeholder('Live events') },
-  { page: 'silences', nav: 'Silences', component: placeholder('Silences') },
+  { page: 'silences', nav: 'Silences', component: SilencesPage },
   { page: 'delivery', nav: 'Delivery', component: placeholder('Receivers and dead letters') },
   { page: 'vehicle', component: placeholder('Vehicle') },
   { page: 'robot', component: placeholder('Robot') },
