@@ -1,6 +1,7 @@
 import type { FunctionComponent } from 'preact';
 import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
+import { DeliveryPage } from './delivery.js';
 import { Placeholder } from './placeholder.js';
 import { SilencesPage } from './silences.js';
 
@@ -28,7 +29,7 @@ export const PAGES: readonly PageEntry[] = [
   { page: 'fleet', nav: 'Fleet', component: placeholder('Fleet') },
   { page: 'events', nav: 'Live events', component: placeholder('Live events') },
   { page: 'silences', nav: 'Silences', component: SilencesPage },
-  { page: 'delivery', nav: 'Delivery', component: placeholder('Receivers and dead letters') },
+  { page: 'delivery', nav: 'Delivery', component: DeliveryPage },
   { page: 'vehicle', component: placeholder('Vehicle') },
   { page: 'robot', component: placeholder('Robot') },
 ];
