@@ -155,25 +155,27 @@ export function DeliveryPage({ route, access }: PageProps) {
                     )}
                   </td>
                   {operate ? (
-                    <td class="actions">
-                      {item.hold ? (
-                        <button
-                          type="button"
-                          aria-label={`Resume ${item.name}`}
-                          onClick={() => setAction({ kind: 'resume', receiver: item })}
-                        >
-                          Resume
-                        </button>
-                      ) : null}
-                      {item.disabled ? (
-                        <button
-                          type="button"
-                          aria-label={`Enable ${item.name}`}
-                          onClick={() => setAction({ kind: 'enable', receiver: item })}
-                        >
-                          Enable
-                        </button>
-                      ) : null}
+                    <td>
+                      <div class="row-actions">
+                        {item.hold ? (
+                          <button
+                            type="button"
+                            aria-label={`Resume ${item.name}`}
+                            onClick={() => setAction({ kind: 'resume', receiver: item })}
+                          >
+                            Resume
+                          </button>
+                        ) : null}
+                        {item.disabled ? (
+                          <button
+                            type="button"
+                            aria-label={`Enable ${item.name}`}
+                            onClick={() => setAction({ kind: 'enable', receiver: item })}
+                          >
+                            Enable
+                          </button>
+                        ) : null}
+                      </div>
                     </td>
                   ) : null}
                 </tr>
@@ -242,22 +244,24 @@ export function DeliveryPage({ route, access }: PageProps) {
                     ) : null}
                   </td>
                   {operate ? (
-                    <td class="actions">
-                      <button
-                        type="button"
-                        aria-label={`Replay the dead letter of ${letter.subject ?? letter.notificationId} to ${letter.receiver}`}
-                        onClick={() => setAction({ kind: 'replay', letter })}
-                      >
-                        Replay
-                      </button>
-                      <button
-                        type="button"
-                        class="danger-outline"
-                        aria-label={`Purge the dead letter of ${letter.subject ?? letter.notificationId} to ${letter.receiver}`}
-                        onClick={() => setAction({ kind: 'purge', letter })}
-                      >
-                        Purge
-                      </button>
+                    <td>
+                      <div class="row-actions">
+                        <button
+                          type="button"
+                          aria-label={`Replay the dead letter of ${letter.subject ?? letter.notificationId} to ${letter.receiver}`}
+                          onClick={() => setAction({ kind: 'replay', letter })}
+                        >
+                          Replay
+                        </button>
+                        <button
+                          type="button"
+                          class="danger-outline"
+                          aria-label={`Purge the dead letter of ${letter.subject ?? letter.notificationId} to ${letter.receiver}`}
+                          onClick={() => setAction({ kind: 'purge', letter })}
+                        >
+                          Purge
+                        </button>
+                      </div>
                     </td>
                   ) : null}
                 </tr>
