@@ -8,6 +8,15 @@ import { type ConsoleRig, hasChromium, NO_CHROMIUM, startConsoleRig } from './ha
  * wrap and nothing is wider than the screen.
  */
 
+// Run in the page (this project's types have no DOM): what has focus, and how wide the page is.
+const ACTIVE_ID = 'document.activeElement?.id';
+const ACTIVE_TEXT = 'document.activeElement?.textContent';
+const ACTIVE_STYLE = `(() => {
+  const style = getComputedStyle(document.activeElement);
+  return { text: document.activeElement.textContent, outline: style.outlineStyle, width: style.outlineWidth };
+})()`;
+const PAGE_WIDTH = 'document.documentElement.scrollWidth';
+
 if (!hasChromium) console.warn(`test/system/browser/frame-a11y.test.ts: SKIPPED — ${NO_CHROMIUM}`);
 
 describe('the console frame: keyboard and phone', () => {
@@ -35,11 +44,11 @@ describe('the console frame: keyboard and phone', () => {
 
     await page.keyboard.press('Tab');
     const skip = page.getByRole('button', { name: 'Skip to content' });
-    await expect(skip.evaluate((element) => element === document.activeElement)).resolves.toBe(true);
+    await expect(page.evaluate(ACTIVE_TEXT)).resolves.toBe('Skip to content');
     const box = await skip.boundingBox();
     expect(box && box.x >= 0 && box.y >= 0).toBe(true);
     await page.keyboard.press('Enter');
-    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('content');
+    await expect(page.evaluate(ACTIVE_ID)).resolves.toBe('content');
     expect(new URL(page.url()).hash).toBe('#/silences');
 
     // From the top again: after the skip button, the first section link, with a visible ring.
@@ -47,22 +56,14 @@ describe('the console frame: keyboard and phone', () => {
     await page.getByRole('heading', { name: 'Silences', level: 1 }).waitFor();
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => {
-      const element = document.activeElement as HTMLElement;
-      const style = getComputedStyle(element);
-      return {
-        text: element.textContent,
-        outline: style.outlineStyle,
-        width: style.outlineWidth,
-      };
-    });
+    const focused = (await page.evaluate(ACTIVE_STYLE)) as { text: string; outline: string; width: string };
     expect(focused.text).toBe('Incidents');
     expect(focused.outline).toBe('solid');
     expect(focused.width).toBe('2px');
 
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/incidents$/);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('content');
+    await expect.poll(() => page.evaluate(ACTIVE_ID)).toBe('content');
     await expect(page.title()).resolves.toBe('Incidents · fleetwatch');
     await browserContext.close();
   });
@@ -75,13 +76,11 @@ describe('the console frame: keyboard and phone', () => {
     for (const hash of ['#/incidents', '#/silences', '#/delivery']) {
       await page.goto(`${rig.address}/${hash}`);
       await page.locator('main h1').waitFor();
-      await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(
-        375,
-      );
+      await expect(page.evaluate(PAGE_WIDTH)).resolves.toBeLessThanOrEqual(375);
       const links = page.getByRole('navigation', { name: 'Sections' }).getByRole('link');
       for (const link of await links.all()) {
         const box = await link.boundingBox();
-        expect(box, await link.textContent()).not.toBeNull();
+        expect(box, (await link.textContent()) ?? '').not.toBeNull();
         expect(box!.x + box!.width).toBeLessThanOrEqual(375);
         expect(box!.height).toBeGreaterThanOrEqual(24);
       }
