@@ -1,6 +1,6 @@
 import './app.css';
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ErrorLine } from './components/error-line.js';
 import { whenUnauthorized } from './lib/api.js';
 import { href, useRoute } from './lib/router.js';
@@ -34,9 +34,11 @@ function App() {
   const Page = entry.component;
   return (
     <>
-      <a class="skip" href="#content">
+      <PageFocus page={entry.page} title={entry.nav ?? entry.page} />
+      {/* The hash is the route here, so the skip link is a button that moves focus, not an anchor. */}
+      <button type="button" class="skip" onClick={() => document.getElementById('content')?.focus()}>
         Skip to content
-      </a>
+      </button>
       <header class="top">
         <span class="brand">fleetwatch</span>
         <nav aria-label="Sections">
@@ -87,6 +89,23 @@ function App() {
       </main>
     </>
   );
+}
+
+/**
+ * On a change of page: the document's title names it, and focus moves to the content (as a new
+ * page's load would start there), so a keyboard or screen reader user is not left in the nav.
+ */
+function PageFocus({ page, title }: { page: string; title: string }) {
+  const first = useRef(true);
+  useEffect(() => {
+    document.title = `${title[0]?.toUpperCase() ?? ''}${title.slice(1)} · fleetwatch`;
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    document.getElementById('content')?.focus({ preventScroll: true });
+  }, [page, title]);
+  return null;
 }
 
 const root = document.getElementById('app');

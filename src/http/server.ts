@@ -21,6 +21,7 @@ import { registerEventStreamRoute } from './routes/event-stream.js';
 import { registerEventRoutes } from './routes/events.js';
 import { registerFleetRoutes } from './routes/fleet.js';
 import { registerIncidentRoutes } from './routes/incidents.js';
+import { registerMaintenanceRoutes } from './routes/maintenance.js';
 import { registerPowerRoutes } from './routes/power.js';
 import { registerProbeRoutes } from './routes/probes.js';
 import { registerQueueBoard } from './routes/queues.js';
@@ -143,6 +144,7 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   registerEventRoutes(app, context);
   registerEventStreamRoute(app, context);
   registerSilenceRoutes(app, context);
+  registerMaintenanceRoutes(app, context);
   registerIncidentRoutes(app, context);
   registerDeadLetterRoutes(app, context);
   registerReceiverRoutes(app, context);

@@ -1,7 +1,9 @@
 import type { FunctionComponent } from 'preact';
 import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
+import { DeliveryPage } from './delivery.js';
 import { Placeholder } from './placeholder.js';
+import { SilencesPage } from './silences.js';
 
 /** What every page gets: the route (its params and query) and who is looking. */
 export interface PageProps {
@@ -26,8 +28,8 @@ export const PAGES: readonly PageEntry[] = [
   { page: 'incidents', nav: 'Incidents', component: placeholder('Incidents') },
   { page: 'fleet', nav: 'Fleet', component: placeholder('Fleet') },
   { page: 'events', nav: 'Live events', component: placeholder('Live events') },
-  { page: 'silences', nav: 'Silences', component: placeholder('Silences') },
-  { page: 'delivery', nav: 'Delivery', component: placeholder('Receivers and dead letters') },
+  { page: 'silences', nav: 'Silences', component: SilencesPage },
+  { page: 'delivery', nav: 'Delivery', component: DeliveryPage },
   { page: 'vehicle', component: placeholder('Vehicle') },
   { page: 'robot', component: placeholder('Robot') },
 ];

@@ -19,6 +19,10 @@ import { parse } from '../validate.js';
  *   notification, still first in its queue, is sent at once. 200 with `resumed` (the hold ended, or
  *   null when it was not held); 404 for a name the config does not have. Logged as an audit trail
  *   (receiver, the hold it ended, caller address).
+ * - `POST /api/receivers/{name}/enable` (token): turns a disabled receiver back on, as
+ *   `fleetwatch receiver enable` does (its dead letters stay; replay them). 200 with `enabled` (the
+ *   disabling it cleared, or null when it was not disabled); 404 for a name the config does not
+ *   have. Audited.
  */
 
 const nameParams = z.object({ name: receiverNameField });
@@ -90,6 +94,38 @@ export function registerReceiverRoutes(app: FastifyInstance, context: RouteConte
         resumed ? 'receiver resumed through the API' : 'receiver resume through the API: it was not held',
       );
       return { receiver: name, resumed: resumed ?? null };
+    },
+  );
+
+  app.post(
+    '/api/receivers/:name/enable',
+    {
+      config: {
+        access: 'write',
+        doc: {
+          summary: 'Turn a disabled receiver back on (its dead letters stay: replay them)',
+          tag: 'Receivers',
+          params: nameParams,
+          responses: {
+            200: '`{receiver, enabled}` (`enabled`: the disabling it cleared, or null)',
+            404: 'No such receiver in the config',
+          },
+        },
+      },
+    },
+    async (request) => {
+      const { name } = parse(nameParams, request.params, 'params');
+      if (!receivers.some((receiver) => receiver.name === name)) {
+        throw notFound(`no receiver "${name}" in the config (GET /api/receivers lists them)`);
+      }
+      const cleared = await disabledReceivers.enable(name);
+      audit(
+        context.logger,
+        request,
+        { receiver: name, wasDisabledSince: cleared?.at ?? null, reason: cleared?.reason },
+        cleared ? 'receiver enabled through the API' : 'receiver enable through the API: it was not disabled',
+      );
+      return { receiver: name, enabled: cleared ?? null };
     },
   );
 }

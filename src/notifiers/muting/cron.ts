@@ -276,3 +276,45 @@ export function latestFireAtOrBefore(
   }
   return undefined;
 }
+
+/**
+ * The earliest instant in `(after, notAfter]` at which the schedule fires in the zone, or
+ * undefined. Scans calendar days forwards from `after`'s; wall-clock times are visited in
+ * ascending order and `instantOfWallClock` is non-decreasing, so the first instant past `after` is
+ * the earliest. Times more than a few hours before `after`'s reading are skipped without
+ * converting them (a clock never goes back further than that in one change).
+ */
+export function earliestFireAfter(
+  schedule: CronSchedule,
+  timeZone: string,
+  after: number,
+  notAfter: number,
+): number | undefined {
+  if (notAfter <= after) return undefined;
+  const lowest = wallClock(after, timeZone) - FALL_BACK_SLACK;
+  const highest = wallClock(notAfter, timeZone) + DAY;
+  const hours = [...schedule.hours].reverse();
+  const minutes = [...schedule.minutes].reverse();
+  const seconds = [...schedule.seconds].reverse();
+  for (let day = lowest - (((lowest % DAY) + DAY) % DAY); day <= highest; day += DAY) {
+    const date = new Date(day);
+    if (!firesOnDay(schedule, date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate())) continue;
+    for (const hour of hours) {
+      const hourStart = day + hour * HOUR;
+      if (hourStart + HOUR <= lowest) continue;
+      for (const minute of minutes) {
+        const minuteStart = hourStart + minute * MINUTE;
+        if (minuteStart + MINUTE <= lowest) continue;
+        for (const second of seconds) {
+          const instant = instantOfWallClock(minuteStart + second * 1000, timeZone);
+          if (instant <= after) continue;
+          return instant <= notAfter ? instant : undefined;
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
+/** More than any clock change goes back (double summer time once went back 2 h). */
+const FALL_BACK_SLACK = 3 * HOUR;

@@ -2,7 +2,7 @@ import type { FleetEvent } from '../../events/types.js';
 import type { Tags } from '../routing/labels.js';
 import { compileMatcher, type Matcher } from '../routing/matcher.js';
 import type { MaintenanceConfig } from './config.js';
-import { type CronSchedule, latestFireAtOrBefore, parseCron } from './cron.js';
+import { type CronSchedule, earliestFireAfter, latestFireAtOrBefore, parseCron } from './cron.js';
 
 /**
  * Maintenance windows: recurring, time-based mutes (Alertmanager's mute time intervals). A window
@@ -37,6 +37,18 @@ export function openOccurrence(
   now: number,
 ): { startsAt: number; endsAt: number } | undefined {
   const start = latestFireAtOrBefore(window.schedule, window.timeZone, now, now - window.durationMs + 1);
+  return start === undefined ? undefined : { startsAt: start, endsAt: start + window.durationMs };
+}
+
+/** How far ahead `nextOccurrence` looks: a schedule that fires rarer than this has no next one. */
+export const NEXT_OCCURRENCE_HORIZON_MS = 400 * 86_400_000;
+
+/** The next occurrence of the window that opens after `now` (within 400 days), if any. */
+export function nextOccurrence(
+  window: MaintenanceWindow,
+  now: number,
+): { startsAt: number; endsAt: number } | undefined {
+  const start = earliestFireAfter(window.schedule, window.timeZone, now, now + NEXT_OCCURRENCE_HORIZON_MS);
   return start === undefined ? undefined : { startsAt: start, endsAt: start + window.durationMs };
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { maintenanceSchema } from '../../../src/notifiers/muting/config.js';
 import {
   cronProblem,
+  earliestFireAfter,
   instantOfWallClock,
   latestFireAtOrBefore,
   parseCron,
@@ -11,6 +12,7 @@ import {
   compileMaintenance,
   inMaintenance,
   type MaintenanceWindow,
+  nextOccurrence,
   openOccurrence,
 } from '../../../src/notifiers/muting/maintenance.js';
 import { fleetEvent, vpnBack, vpnLost } from '../routing/helpers.js';
@@ -212,5 +214,46 @@ describe('cron helpers', () => {
       at('2025-03-01T00:00:00Z'),
     );
     expect(latestFireAtOrBefore(daily, 'UTC', 0, 1)).toBeUndefined();
+  });
+
+  it('finds the next occurrence after now, never the one open now', () => {
+    // 2025-03-05 is a Wednesday; the window opens Saturdays at 22:00 in Berlin (21:00Z in March).
+    const w = window({ schedule: '0 22 * * sat', duration: '4h', time_zone: 'Europe/Berlin' });
+    expect(nextOccurrence(w, at('2025-03-05T12:00:00Z'))).toEqual({
+      startsAt: at('2025-03-08T21:00:00Z'),
+      endsAt: at('2025-03-09T01:00:00Z'),
+    });
+    // At the fire time itself and while open, the next is a week later.
+    expect(nextOccurrence(w, at('2025-03-08T21:00:00Z'))?.startsAt).toBe(at('2025-03-15T21:00:00Z'));
+    expect(nextOccurrence(w, at('2025-03-08T23:00:00Z'))?.startsAt).toBe(at('2025-03-15T21:00:00Z'));
+  });
+
+  it('looks forward through daylight saving time: the gap fires at the jump, the repeated hour once', () => {
+    const daily = parseCron('30 2 * * *');
+    const tz = 'Europe/Berlin';
+    expect(earliestFireAfter(daily, tz, at('2025-03-29T12:00:00Z'), at('2025-04-29T00:00:00Z'))).toBe(
+      at('2025-03-30T01:00:00Z'),
+    );
+    // 02:30 CEST on 2025-10-26 is 00:30Z; the repeated 02:30 CET (01:30Z) does not fire again.
+    expect(earliestFireAfter(daily, tz, at('2025-10-25T12:00:00Z'), at('2025-11-25T00:00:00Z'))).toBe(
+      at('2025-10-26T00:30:00Z'),
+    );
+    expect(earliestFireAfter(daily, tz, at('2025-10-26T00:30:00Z'), at('2025-11-25T00:00:00Z'))).toBe(
+      at('2025-10-27T01:30:00Z'),
+    );
+    const everySecond = parseCron('* * * * * *');
+    expect(
+      earliestFireAfter(everySecond, 'UTC', at('2025-03-01T23:59:59Z'), at('2025-03-03T00:00:00Z')),
+    ).toBe(at('2025-03-02T00:00:00Z'));
+  });
+
+  it('has no next occurrence beyond its horizon or past notAfter', () => {
+    // The 29th of February on a Monday: next in 2044.
+    const w = window({ schedule: '0 0 29 2 mon', duration: '1h' });
+    expect(nextOccurrence(w, at('2025-03-01T00:00:00Z'))).toBeUndefined();
+    const daily = parseCron('0 0 * * *');
+    expect(
+      earliestFireAfter(daily, 'UTC', at('2025-03-01T01:00:00Z'), at('2025-03-01T23:00:00Z')),
+    ).toBeUndefined();
   });
 });
