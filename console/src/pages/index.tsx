@@ -1,6 +1,8 @@
 import type { FunctionComponent } from 'preact';
 import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
+import { EventsPage } from './events.js';
+import { IncidentsPage } from './incidents.js';
 import { Placeholder } from './placeholder.js';
 
 /** What every page gets: the route (its params and query) and who is looking. */
@@ -23,9 +25,9 @@ const placeholder =
 
 /** The pages, in navigation order; the first is the landing page. */
 export const PAGES: readonly PageEntry[] = [
-  { page: 'incidents', nav: 'Incidents', component: placeholder('Incidents') },
+  { page: 'incidents', nav: 'Incidents', component: IncidentsPage },
   { page: 'fleet', nav: 'Fleet', component: placeholder('Fleet') },
-  { page: 'events', nav: 'Live events', component: placeholder('Live events') },
+  { page: 'events', nav: 'Live events', component: EventsPage },
   { page: 'silences', nav: 'Silences', component: placeholder('Silences') },
   { page: 'delivery', nav: 'Delivery', component: placeholder('Receivers and dead letters') },
   { page: 'vehicle', component: placeholder('Vehicle') },
