@@ -14,6 +14,12 @@ import { type Access, mayOperate } from '../lib/session.js';
 
 type Dialog = 'ack' | 'silence' | 'expire' | undefined;
 
+/**
+ * The daemon reads silences through a cache of about 2 s (README "Silences"): after creating or
+ * expiring one, the page loads again once that has passed, so the state shown is the new one.
+ */
+const SILENCE_SETTLE_MS = 2_500;
+
 function actorOf(access: Access): string {
   return access.kind === 'session' ? access.session.actor : 'console';
 }
@@ -53,13 +59,14 @@ export function IncidentActions({
     setSubject(incident.subject);
     setDialog(which);
   };
-  const run = async (change: () => Promise<unknown>) => {
+  const run = async (change: () => Promise<unknown>, settle = false) => {
     setBusy(true);
     setError(undefined);
     try {
       await change();
       setDialog(undefined);
       onChanged();
+      if (settle) setTimeout(onChanged, SILENCE_SETTLE_MS);
     } catch (caught) {
       setError(caught as ApiError);
     } finally {
@@ -153,19 +160,21 @@ export function IncidentActions({
           busy={busy}
           onCancel={() => setDialog(undefined)}
           onConfirm={() =>
-            run(() =>
-              api('/api/silences', {
-                method: 'POST',
-                body: {
-                  matchers: {
-                    ...(type.trim() === '' ? {} : { type: type.trim() }),
-                    ...(subject.trim() === '' ? {} : { subject: subject.trim() }),
+            run(
+              () =>
+                api('/api/silences', {
+                  method: 'POST',
+                  body: {
+                    matchers: {
+                      ...(type.trim() === '' ? {} : { type: type.trim() }),
+                      ...(subject.trim() === '' ? {} : { subject: subject.trim() }),
+                    },
+                    duration: duration.trim(),
+                    createdBy: actorOf(access),
+                    comment: comment.trim(),
                   },
-                  duration: duration.trim(),
-                  createdBy: actorOf(access),
-                  comment: comment.trim(),
-                },
-              }),
+                }),
+              true,
             )
           }
         >
@@ -210,7 +219,7 @@ export function IncidentActions({
           busy={busy}
           onCancel={() => setDialog(undefined)}
           onConfirm={() =>
-            run(() => api(`/api/silences/${encodeURIComponent(silenceId)}`, { method: 'DELETE' }))
+            run(() => api(`/api/silences/${encodeURIComponent(silenceId)}`, { method: 'DELETE' }), true)
           }
         >
           <p>
