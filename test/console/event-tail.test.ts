@@ -54,6 +54,9 @@ describe('the console event tail helpers', () => {
     expect(summarize({ severity: 'warning', previous: 'on', current: 'off', vehicle: 'veh-1' })).toBe(
       'on → off, vehicle veh-1',
     );
+    expect(summarize({ severity: 'info', summary: 'gateway answered 503', current: 'x' })).toBe(
+      'gateway answered 503',
+    );
     expect(summarize({ severity: 'info', a: 1, b: true, c: null, d: { x: 1 }, e: 2 }, 4)).toBe(
       'a 1, b true, c —, d {"x":1}, …',
     );

@@ -89,10 +89,13 @@ function short(value: unknown): string {
 }
 
 /**
- * What an event says, in one line: events carry no sentence of their own, so the key data —
- * `previous → current` when both are there, then the other fields (at most `maxFields`).
+ * What an event says, in one line: its `summary` when it has one (few do; the sentences the
+ * receivers write are not in the API), else the key data — `previous → current` when both are
+ * there, then the other fields (at most `maxFields`).
  */
 export function summarize(data: Record<string, unknown>, maxFields = 4): string {
+  const summary = data['summary'];
+  if (typeof summary === 'string' && summary !== '') return short(summary);
   const parts: string[] = [];
   if ('previous' in data || 'current' in data)
     parts.push(`${short(data['previous'])} → ${short(data['current'])}`);
