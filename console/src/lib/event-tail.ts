@@ -95,7 +95,9 @@ function short(value: unknown): string {
  */
 export function summarize(data: Record<string, unknown>, maxFields = 4): string {
   const summary = data['summary'];
-  if (typeof summary === 'string' && summary !== '') return short(summary);
+  if (typeof summary === 'string' && summary !== '') {
+    return summary.length > 200 ? `${summary.slice(0, 199)}…` : summary;
+  }
   const parts: string[] = [];
   if ('previous' in data || 'current' in data)
     parts.push(`${short(data['previous'])} → ${short(data['current'])}`);
