@@ -51,9 +51,9 @@ describe('the console event tail helpers', () => {
   });
 
   it('summarizes the key data: previous → current, then the other fields', () => {
-    expect(summarize({ severity: 'warning', previous: 'on', current: 'off', vehicle: 'veh-1' })).toBe(
-      'on → off, vehicle veh-1',
-    );
+    expect(
+      summarize({ severity: 'warning', previous: 'on', current: 'off', vehicleId: 'veh-1', since: 'x' }),
+    ).toBe('on → off, since x');
     expect(summarize({ severity: 'info', summary: 'gateway answered 503', current: 'x' })).toBe(
       'gateway answered 503',
     );

@@ -80,6 +80,9 @@ export function prepend<Event extends TailEvent>(
   return [...fresh.reverse(), ...list].slice(0, max);
 }
 
+/** Data a row shows in its own columns (severity, the subject's id) or first (the change). */
+const SAID_ELSEWHERE = new Set(['severity', 'previous', 'current', 'vehicleId', 'deviceId']);
+
 function short(value: unknown): string {
   if (value === null || value === undefined) return '—';
   if (typeof value === 'string') return value.length > 60 ? `${value.slice(0, 59)}…` : value;
@@ -101,7 +104,7 @@ export function summarize(data: Record<string, unknown>, maxFields = 4): string 
   const parts: string[] = [];
   if ('previous' in data || 'current' in data)
     parts.push(`${short(data['previous'])} → ${short(data['current'])}`);
-  const rest = Object.entries(data).filter(([name]) => !['severity', 'previous', 'current'].includes(name));
+  const rest = Object.entries(data).filter(([name]) => !SAID_ELSEWHERE.has(name));
   for (const [name, value] of rest.slice(0, maxFields)) parts.push(`${name} ${short(value)}`);
   if (rest.length > maxFields) parts.push('…');
   return parts.join(', ');

@@ -85,7 +85,7 @@ function StateCell({ incident }: { incident: Incident }) {
 function IncidentList({ access, route }: PageProps) {
   const [state, setState] = useState(route.query.get('state') ?? 'open');
   const [severity, setSeverity] = useState(route.query.get('severity') ?? '');
-  const [text, setText] = useState('');
+  const [text, setText] = useState(route.query.get('q') ?? '');
   const [groupBy, setGroupBy] = useState<GroupLabel>('type');
   const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
   const now = useTick(REFRESH_MS);
