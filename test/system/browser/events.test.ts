@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeKeys } from '../../../src/store/keys.js';
 import { ADMIN_TOKEN, type ConsoleRig, hasChromium, NO_CHROMIUM, startConsoleRig } from './harness.js';
 
 /**
@@ -97,6 +98,62 @@ describe('the Live events page', () => {
         (message) => !/status of 401|ERR_INTERNET_DISCONNECTED|ERR_INCOMPLETE_CHUNKED_ENCODING/.test(message),
       ),
     ).toEqual([]);
+    await browserContext.close();
+  });
+
+  it('says so when the capped log dropped events while the page was away', {
+    timeout: 60_000,
+  }, async (context) => {
+    if (!rig) return context.skip(NO_CHROMIUM);
+    const { page, context: browserContext } = await rig.newPage();
+    await rig.logIn(page);
+    await page.goto(`${rig.address}/#/events`);
+    await page.getByRole('status').filter({ hasText: 'Live' }).waitFor();
+
+    await browserContext.setOffline(true);
+    rig.daemon.http!.app!.server.closeAllConnections();
+    await page.getByRole('status').filter({ hasText: 'Reconnecting' }).waitFor({ timeout: 30_000 });
+    // More events than the log keeps, meanwhile: written to the log as the commit writes them, and
+    // trimmed to 5 (the daemon's cap is at least 100, too many to cause here in a test's time).
+    const key = storeKeys(rig.prefix).events;
+    for (let index = 0; index < 10; index += 1) {
+      const event = {
+        specversion: '1.0',
+        id: `evt-gap-${index}`,
+        source: 'fleetwatch/test',
+        type: 'vehicle.vpn.connected',
+        subject: 'vehicle/gap-test',
+        time: new Date().toISOString(),
+        datacontenttype: 'application/json',
+        data: { severity: 'info', previous: 'disconnected', current: 'connected', index },
+      };
+      await rig.admin.xadd(
+        key,
+        'MAXLEN',
+        '5',
+        '*',
+        'id',
+        event.id,
+        'type',
+        event.type,
+        'subject',
+        event.subject,
+        'event',
+        JSON.stringify(event),
+      );
+    }
+    await browserContext.setOffline(false);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'Some events may be missing' })
+      .waitFor({ timeout: 30_000 });
+    // What the log still had is there: the last five.
+    await expect.poll(() => page.getByRole('row').filter({ hasText: 'vehicle/gap-test' }).count()).toBe(5);
+    await page.getByRole('button', { name: 'Dismiss' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'Some events may be missing' })
+      .waitFor({ state: 'detached' });
     await browserContext.close();
   });
 });
