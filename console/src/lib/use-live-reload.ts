@@ -1,14 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { followEvents, type StreamFilter, type StreamState } from './stream.js';
 
-/** How long a page waits after an event for more before it loads again (a burst is one load). */
-export const LIVE_RELOAD_DEBOUNCE_MS = 400;
+/**
+ * How long a page waits after an event before it loads again: the events meanwhile ride along, so
+ * a burst is one load, and a steady stream is a load every so often, never none.
+ */
+export const LIVE_RELOAD_DELAY_MS = 400;
 
 export type LiveState = StreamState | 'reconnecting';
 
 /**
  * Keeps a page's data in step with the event stream: every matching event asks for a reload
- * (debounced), and so does every reconnection (events may have been missed while it was down).
+ * (at most one per `LIVE_RELOAD_DELAY_MS`), and so does every reconnection (events may have been missed while it was down).
  * Returns the stream's state, `reconnecting` once a connection that was open dropped.
  */
 export function useLiveReload(reload: () => void, filter: StreamFilter = {}): LiveState {
@@ -19,8 +22,11 @@ export function useLiveReload(reload: () => void, filter: StreamFilter = {}): Li
     let timer: ReturnType<typeof setTimeout> | undefined;
     let wasOpen = false;
     const soon = () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => latest.current(), LIVE_RELOAD_DEBOUNCE_MS);
+      if (timer !== undefined) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        latest.current();
+      }, LIVE_RELOAD_DELAY_MS);
     };
     const stop = followEvents(filter, soon, (next) => {
       if (next === 'open') {
