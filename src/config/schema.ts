@@ -198,6 +198,42 @@ export const httpSchema = z
     });
   });
 
+/**
+ * `console.url`: where people reach the console from outside (`https://fleetwatch.example.com`, a
+ * path allowed behind a proxy). Set, Slack messages link to its pages; absent, they carry no link.
+ * Kept without a trailing slash, so `<url>/#/incidents` is always one slash.
+ */
+export const consoleUrl = z
+  .string({ error: 'expected an absolute http(s) URL such as https://fleetwatch.example.com' })
+  .trim()
+  .refine(
+    (value) => {
+      try {
+        const url = new URL(value);
+        return (
+          (url.protocol === 'http:' || url.protocol === 'https:') &&
+          url.username === '' &&
+          url.password === '' &&
+          url.search === '' &&
+          url.hash === ''
+        );
+      } catch {
+        return false;
+      }
+    },
+    {
+      error:
+        'must be an absolute http(s) URL such as https://fleetwatch.example.com (no user, query or #fragment: the console adds its own)',
+    },
+  )
+  .transform((value) => value.replace(/\/+$/, ''));
+
+export const consoleSchema = z
+  .object({
+    url: consoleUrl.optional(),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     installation: z
@@ -215,6 +251,7 @@ export const configSchema = z
     receivers: receiversSchema,
     notifications: notificationsConfigSchema.prefault({}),
     http: httpSchema.prefault({}),
+    console: consoleSchema.prefault({}),
   })
   .strict();
 

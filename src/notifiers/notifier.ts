@@ -62,6 +62,8 @@ export interface NotifierDeps {
   logger: Logger;
   /** The notifier registers its kind's `secrets(config)` here, and scrubs its reasons with it. */
   secrets: SecretRegistry;
+  /** `console.url`, when set: messages may link to the console's pages (`consoleLinks`). */
+  consoleUrl?: string;
 }
 
 /**

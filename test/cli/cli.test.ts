@@ -293,7 +293,7 @@ describe('usage and configuration errors', () => {
       `fleetwatch: ${bad}: upstream.base_url: must be an http(s) URL`,
       `fleetwatch: ${bad}: upstream.robot_base_url: must be an http(s) URL`,
       `fleetwatch: ${bad}: upstream.auth_url: must be an http(s) URL`,
-      `fleetwatch: ${bad}: (top level): unknown field "colour" (expected one of installation, upstream, redis, log, pollers, worker, events, metrics, detectors, receivers, notifications, http)`,
+      `fleetwatch: ${bad}: (top level): unknown field "colour" (expected one of installation, upstream, redis, log, pollers, worker, events, metrics, detectors, receivers, notifications, http, console)`,
     ]);
   });
 

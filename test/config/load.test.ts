@@ -57,6 +57,27 @@ describe('parseConfig', () => {
     expect(config.upstream.client_id).toBe('a${b}');
   });
 
+  it('reads console.url as an absolute http(s) URL without a trailing slash; absent by default', () => {
+    expect(parseConfig(VALID, 't', { FLEET_SECRET: 'abcdefgh' }).console).toEqual({});
+    const config = parseConfig(`${VALID}console:\n  url: https://fleetwatch.example.com/ops/\n`, 't', {
+      FLEET_SECRET: 'abcdefgh',
+    });
+    expect(config.console.url).toBe('https://fleetwatch.example.com/ops');
+    for (const url of [
+      'fleetwatch.example.com',
+      'ftp://fleetwatch.example.com',
+      'https://a.example/#/x',
+      '',
+    ]) {
+      expect(problemsOf(`${VALID}console:\n  url: '${url}'\n`)).toEqual([
+        expect.stringMatching(
+          /^console\.url: must be an absolute http\(s\) URL such as https:\/\/fleetwatch\.example\.com/,
+        ),
+      ]);
+    }
+    expect(problemsOf(`${VALID}console:\n  link: x\n`)[0]).toContain('console');
+  });
+
   it('names the field and the reason for each problem', () => {
     const text = VALID.replace('https://fleet.example.com/', 'ftp://fleet').replace(
       '  client_id: fleetwatch\n',

@@ -18,16 +18,26 @@ export type StreamState = 'connecting' | 'open' | 'closed';
 export interface StreamFilter {
   type?: string;
   subject?: string;
+  /** Resume after this stream id (the events logged since are replayed first). */
+  from?: string;
+}
+
+/** The server's `event: gap`: the capped log may have dropped events after `lastEventId`. */
+export interface StreamGap {
+  lastEventId: string;
+  firstAvailable: string;
 }
 
 export function followEvents(
   filter: StreamFilter,
   onEvent: (event: StreamedEvent) => void,
   onState: (state: StreamState) => void = () => {},
+  onGap: (gap: StreamGap) => void = () => {},
 ): () => void {
   const url = new URL('/api/events/stream', window.location.origin);
   if (filter.type) url.searchParams.set('type', filter.type);
   if (filter.subject) url.searchParams.set('subject', filter.subject);
+  if (filter.from) url.searchParams.set('lastEventId', filter.from);
   const source = new EventSource(url, { withCredentials: true });
   onState('connecting');
   source.onopen = () => onState('open');
@@ -40,5 +50,12 @@ export function followEvents(
       // A line that is not an event (a comment, a heartbeat) says nothing.
     }
   };
+  source.addEventListener('gap', (message) => {
+    try {
+      onGap(JSON.parse((message as MessageEvent<string>).data) as StreamGap);
+    } catch {
+      onGap({ lastEventId: '', firstAvailable: '' });
+    }
+  });
   return () => source.close();
 }

@@ -2,6 +2,8 @@ import type { FunctionComponent } from 'preact';
 import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
 import { DeliveryPage } from './delivery.js';
+import { EventsPage } from './events.js';
+import { IncidentsPage } from './incidents.js';
 import { Placeholder } from './placeholder.js';
 import { SilencesPage } from './silences.js';
 
@@ -25,9 +27,9 @@ const placeholder =
 
 /** The pages, in navigation order; the first is the landing page. */
 export const PAGES: readonly PageEntry[] = [
-  { page: 'incidents', nav: 'Incidents', component: placeholder('Incidents') },
+  { page: 'incidents', nav: 'Incidents', component: IncidentsPage },
   { page: 'fleet', nav: 'Fleet', component: placeholder('Fleet') },
-  { page: 'events', nav: 'Live events', component: placeholder('Live events') },
+  { page: 'events', nav: 'Live events', component: EventsPage },
   { page: 'silences', nav: 'Silences', component: SilencesPage },
   { page: 'delivery', nav: 'Delivery', component: DeliveryPage },
   { page: 'vehicle', component: placeholder('Vehicle') },

@@ -4,7 +4,7 @@ import { closeQuietly, createWorkerConnection } from '../../lib/redis-connection
 import type { RetryPolicyOverrides } from '../../lib/retry-policy.js';
 import { secrets as processSecrets, type SecretRegistry } from '../../log/secrets.js';
 import type { SnapshotStore } from '../../store/snapshot-store.js';
-import type { Notifier } from '../notifier.js';
+import type { Notifier, NotifierDeps } from '../notifier.js';
 import { factoryOf, type ReceiverConfig, retryPolicyFor } from '../receivers/kinds.js';
 import { DeliveredMarkers } from './delivered-markers.js';
 import { type DeliveryHook, DeliveryWorker, type DeliveryWorkerTuning } from './delivery-worker.js';
@@ -19,7 +19,12 @@ import { ReceiverHolds } from './holds.js';
  */
 
 export interface DeliveryServiceOptions {
-  config: { receivers: readonly ReceiverConfig[]; redis: { url: string; prefix: string } };
+  config: {
+    receivers: readonly ReceiverConfig[];
+    redis: { url: string; prefix: string };
+    /** `console.url`, for links in messages; absent in a config of no console. */
+    console?: { url?: string | undefined };
+  };
   logger: Logger;
   /** Where `monitor.receiver.disabled` is committed (the daemon's store). */
   store: SnapshotStore;
@@ -28,7 +33,7 @@ export interface DeliveryServiceOptions {
   tuning?: DeliveryWorkerTuning;
   onOutcome?: DeliveryHook;
   /** Builds a receiver's notifier; by default its kind's factory. */
-  createNotifier?: (receiver: ReceiverConfig, deps: { logger: Logger; secrets: SecretRegistry }) => Notifier;
+  createNotifier?: (receiver: ReceiverConfig, deps: NotifierDeps) => Notifier;
 }
 
 export interface DeliveryService {
@@ -39,10 +44,7 @@ export interface DeliveryService {
   stop(graceMs: number): Promise<void>;
 }
 
-function defaultNotifier(
-  receiver: ReceiverConfig,
-  deps: { logger: Logger; secrets: SecretRegistry },
-): Notifier {
+function defaultNotifier(receiver: ReceiverConfig, deps: NotifierDeps): Notifier {
   return factoryOf(receiver).create(receiver, deps);
 }
 
@@ -76,7 +78,11 @@ export function startDelivery(options: DeliveryServiceOptions): DeliveryService 
     const { disabledReceivers, holds, markers } = deliveryState({ connection, prefix, store });
     const build = options.createNotifier ?? defaultNotifier;
     for (const receiver of config.receivers) {
-      const notifier = build(receiver, { logger, secrets });
+      const notifier = build(receiver, {
+        logger,
+        secrets,
+        ...(config.console?.url === undefined ? {} : { consoleUrl: config.console.url }),
+      });
       notifiers.push(notifier);
       const policy = retryPolicyFor(receiver, options.retry);
       workers.set(

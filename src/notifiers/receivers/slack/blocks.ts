@@ -2,6 +2,7 @@ import { catalogueEntry, findEntry, isFleetEventType } from '../../../events/cat
 import { describeDuration, describeEvent, renderValue } from '../../../events/describe.js';
 import type { FleetEvent, Severity } from '../../../events/types.js';
 import type { Notification } from '../../notifier.js';
+import { consoleLinksText } from './console-links.js';
 import { SLACK_LIMITS } from './limits.js';
 import { code, escapeMrkdwn, shortenId, slackDate, truncate } from './mrkdwn.js';
 import { entityOf, groupPhrase, type Noun } from './phrases.js';
@@ -44,6 +45,8 @@ export interface SlackMessage {
 export interface SlackMessageOptions {
   /** Most events listed one per line in a group message; the rest are counted. Default 100. */
   maxListed?: number;
+  /** `console.url`: the context line links to the console's pages (console-links.ts). */
+  consoleUrl?: string;
 }
 
 export const DEFAULT_MAX_LISTED = 100;
@@ -75,12 +78,13 @@ export function buildSlackMessage(
   };
   const reminder = reminderBlock(notification);
   const first = events[0];
+  const links = consoleLinksText(notification, options.consoleUrl);
   const body =
     events.length === 0
       ? []
       : events.length === 1 && first
-        ? singleBlocks(first)
-        : groupBlocks(notification, maxListed);
+        ? singleBlocks(first, links)
+        : groupBlocks(notification, maxListed, links);
   const blocks = [header, ...(reminder ? [reminder] : []), ...body];
   return { text: fallbackText(notification, `${emoji} ${title}`, maxListed), blocks };
 }
@@ -129,7 +133,7 @@ function reminderBlock(notification: Notification): SlackBlock | undefined {
 
 // --- one event ----------------------------------------------------------------------------------
 
-function singleBlocks(event: FleetEvent): SlackBlock[] {
+function singleBlocks(event: FleetEvent, links: string | undefined): SlackBlock[] {
   const blocks: SlackBlock[] = [{ type: 'section', fields: detailFields(event) }];
   const summary = event.data.summary;
   if (typeof summary === 'string' && summary !== '') {
@@ -142,6 +146,7 @@ function singleBlocks(event: FleetEvent): SlackBlock[] {
       `source ${code(truncate(event.source, ID_SHARE))}`,
       code(event.type),
       `event ${code(shortenId(event.id, ID_SHARE))}`,
+      ...(links ? [links] : []),
     ].map((text) => mrkdwn(text, SLACK_LIMITS.contextText)),
   });
   return blocks;
@@ -210,11 +215,11 @@ function errorOf(value: unknown): string | undefined {
 
 // --- a group ------------------------------------------------------------------------------------
 
-function groupBlocks(notification: Notification, maxListed: number): SlackBlock[] {
+function groupBlocks(notification: Notification, maxListed: number, links: string | undefined): SlackBlock[] {
   const events = notification.events;
   const sameType = new Set(events.map((event) => event.type)).size === 1;
   const summary = sameType ? sharedFields(events, notification.severity) : typeCounts(events);
-  const context = groupContext(notification);
+  const context = groupContext(notification, links);
   const fixed = 1 + (notification.reminder && notification.status !== 'resolved' ? 1 : 0) + 2;
   // One block stays free for `…and N more`.
   const listBudget = SLACK_LIMITS.blocks - fixed - 1;
@@ -318,7 +323,7 @@ function packLines(lines: readonly string[], budget: number): { sections: SlackB
   return { sections: texts.map((text) => ({ type: 'section', text: { type: 'mrkdwn', text } })), listed };
 }
 
-function groupContext(notification: Notification): SlackBlock {
+function groupContext(notification: Notification, links: string | undefined): SlackBlock {
   const first = notification.events[0];
   const labels = Object.entries(notification.groupLabels)
     .map(([key, value]) => `${key}=${value}`)
@@ -327,6 +332,7 @@ function groupContext(notification: Notification): SlackBlock {
     first ? `source ${code(truncate(first.source, ID_SHARE))}` : '',
     `group ${code(truncate(labels || notification.groupKey, ID_SHARE * 2))}`,
     `notification ${code(shortenId(notification.id, ID_SHARE))}`,
+    links ?? '',
   ].filter((text) => text !== '');
   return { type: 'context', elements: elements.map((text) => mrkdwn(text, SLACK_LIMITS.contextText)) };
 }

@@ -38,6 +38,7 @@ export class SlackNotifier implements Notifier {
   readonly #timeoutMs: number;
   readonly #defaults: IncomingWebhookDefaultArguments;
   readonly #maxListed: number | undefined;
+  readonly #consoleUrl: string | undefined;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
   readonly #secrets: SecretRegistry;
@@ -51,6 +52,7 @@ export class SlackNotifier implements Notifier {
     for (const secret of slackSecrets(config)) deps.secrets.add(secret);
     this.#logger = deps.logger.child({ receiver: config.name, receiverKind: 'slack' });
     this.#maxListed = options.maxListed;
+    this.#consoleUrl = deps.consoleUrl;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher = options.dispatcher ?? new Agent({ connections: 4, keepAliveTimeout: 30_000 });
     this.#defaults = {
@@ -81,7 +83,10 @@ export class SlackNotifier implements Notifier {
   async #post(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
     if (options.signal?.aborted) return { kind: 'retry', reason: 'delivery aborted before sending' };
     try {
-      const message = buildSlackMessage(notification, { maxListed: this.#maxListed });
+      const message = buildSlackMessage(notification, {
+        maxListed: this.#maxListed,
+        ...(this.#consoleUrl === undefined ? {} : { consoleUrl: this.#consoleUrl }),
+      });
       const recorder = recordingFetch({ dispatcher: this.#dispatcher, signal: options.signal });
       const webhook = new IncomingWebhook(this.#url, {
         ...this.#defaults,

@@ -282,3 +282,46 @@ describe('truncate', () => {
     expect(truncate('short', 10)).toBe('short');
   });
 });
+
+describe('links into the console (console.url)', () => {
+  const base = 'https://fleetwatch.example.com';
+  const contextOf = (message: SlackMessage) => {
+    const block = message.blocks.at(-1);
+    if (block?.type !== 'context') throw new Error('the last block is not the context line');
+    return block.elements.map((element) => element.text);
+  };
+
+  it('links one event to its vehicle, an acknowledgement to its incident', () => {
+    const single = buildSlackMessage(notification([vpnLost('veh-0003')]), { consoleUrl: base });
+    expectWithinLimits(single);
+    expect(contextOf(single).at(-1)).toBe(`:link: console: <${base}/#/vehicle/veh-0003|vehicle veh-0003>`);
+    const ack = buildSlackMessage(notification([acknowledged('veh-0003')]), { consoleUrl: base });
+    expect(contextOf(ack).at(-1)).toBe(
+      `:link: console: <${base}/#/incidents/vpn-veh-0003-0a0b0c0d|the incident>`,
+    );
+  });
+
+  it('links a group to the Incidents page, and to the entity when it is one', () => {
+    const group = buildSlackMessage(notification(vehicles(40)), { consoleUrl: base });
+    expectWithinLimits(group);
+    expect(contextOf(group).at(-1)).toBe(`:link: console: <${base}/#/incidents|incidents>`);
+    const one = buildSlackMessage(notification([vpnLost('veh-0001'), vpnBack('veh-0001', 1_000)]), {
+      consoleUrl: base,
+    });
+    expect(contextOf(one).at(-1)).toBe(
+      `:link: console: <${base}/#/incidents|incidents> · <${base}/#/vehicle/veh-0001|vehicle veh-0001>`,
+    );
+    // 500 events still fit Slack's limits with the link.
+    expectWithinLimits(buildSlackMessage(notification(vehicles(500)), { consoleUrl: base }));
+  });
+
+  it('encodes ids, keeps a link whole or leaves it out, and adds nothing without console.url', () => {
+    const odd = buildSlackMessage(notification([vpnLost('a|b>c d')]), { consoleUrl: base });
+    expect(contextOf(odd).at(-1)).toBe(
+      `:link: console: <${base}/#/vehicle/a%7Cb%3Ec%20d|vehicle a/b&gt;c d>`,
+    );
+    const long = buildSlackMessage(notification([vpnLost('v'.repeat(600))]), { consoleUrl: base });
+    expect(allText(long)).not.toContain(':link:');
+    expect(allText(buildSlackMessage(notification([vpnLost('veh-0003')])))).not.toContain(':link:');
+  });
+});

@@ -40,7 +40,10 @@ afterEach(async () => {
  * A notifier on the stand-in. Its logger scrubs with a registry of its own that knows no secret,
  * so a URL in a log line would show: nothing but the notifier keeps it out.
  */
-function slackNotifier(overrides: Partial<Record<keyof SlackReceiverConfig, unknown>> = {}): Notifier {
+function slackNotifier(
+  overrides: Partial<Record<keyof SlackReceiverConfig, unknown>> = {},
+  consoleUrl?: string,
+): Notifier {
   const destination = new Writable({
     write(chunk, _encoding, done) {
       lines.push(String(chunk));
@@ -54,7 +57,11 @@ function slackNotifier(overrides: Partial<Record<keyof SlackReceiverConfig, unkn
     url: standin.url,
     ...overrides,
   });
-  const notifier = slackNotifierFactory.create(config, { logger, secrets: new SecretRegistry() });
+  const notifier = slackNotifierFactory.create(config, {
+    logger,
+    secrets: new SecretRegistry(),
+    ...(consoleUrl ? { consoleUrl } : {}),
+  });
   notifiers.push(notifier);
   return notifier;
 }
@@ -81,6 +88,15 @@ describe('SlackNotifier delivery', () => {
       blocks: expect.arrayContaining([expect.objectContaining({ type: 'header' })]),
     });
     expect(lines.some((line) => line.includes('slack message delivered'))).toBe(true);
+  });
+
+  it('links into the console when console.url is set', async () => {
+    expect(await deliver(slackNotifier({}, 'https://fleetwatch.example.com'))).toMatchObject({
+      kind: 'delivered',
+    });
+    const [post] = await standin.waitFor(1);
+    expect(post?.problems).toEqual([]);
+    expect(post?.raw).toContain('<https://fleetwatch.example.com/#/vehicle/veh-0003|vehicle veh-0003>');
   });
 
   it('delivers groups of 40 and 500 that pass the stand-in validator', async () => {
