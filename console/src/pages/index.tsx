@@ -1,6 +1,7 @@
 import type { FunctionComponent } from 'preact';
 import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
+import { FleetPage } from './fleet.js';
 import { Placeholder } from './placeholder.js';
 
 /** What every page gets: the route (its params and query) and who is looking. */
@@ -24,7 +25,7 @@ const placeholder =
 /** The pages, in navigation order; the first is the landing page. */
 export const PAGES: readonly PageEntry[] = [
   { page: 'incidents', nav: 'Incidents', component: placeholder('Incidents') },
-  { page: 'fleet', nav: 'Fleet', component: placeholder('Fleet') },
+  { page: 'fleet', nav: 'Fleet', component: FleetPage },
   { page: 'events', nav: 'Live events', component: placeholder('Live events') },
   { page: 'silences', nav: 'Silences', component: placeholder('Silences') },
   { page: 'delivery', nav: 'Delivery', component: placeholder('Receivers and dead letters') },
