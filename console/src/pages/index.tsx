@@ -3,6 +3,8 @@ import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
 import { FleetPage } from './fleet.js';
 import { Placeholder } from './placeholder.js';
+import { RobotPage } from './robot.js';
+import { VehiclePage } from './vehicle.js';
 
 /** What every page gets: the route (its params and query) and who is looking. */
 export interface PageProps {
@@ -29,6 +31,6 @@ export const PAGES: readonly PageEntry[] = [
   { page: 'events', nav: 'Live events', component: placeholder('Live events') },
   { page: 'silences', nav: 'Silences', component: placeholder('Silences') },
   { page: 'delivery', nav: 'Delivery', component: placeholder('Receivers and dead letters') },
-  { page: 'vehicle', component: placeholder('Vehicle') },
-  { page: 'robot', component: placeholder('Robot') },
+  { page: 'vehicle', component: VehiclePage },
+  { page: 'robot', component: RobotPage },
 ];
