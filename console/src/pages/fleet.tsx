@@ -40,8 +40,9 @@ interface KindTable<T> {
   tab: string;
   columns: Column<T>[];
   filters: StateFilter<T>[];
-  /** The text a filter word is looked for in. */
+  /** The text a filter word is looked for in, and what the filter box suggests. */
   text: (row: T) => string;
+  hint: string;
 }
 
 const pair = (value: StatusPair | null): string =>
@@ -137,6 +138,7 @@ const VEHICLES: KindTable<VehicleView> = {
     { key: 'missing', label: 'Missing from the list', test: (row) => row.presence.status === 'missing' },
     { key: 'error', label: 'Last poll failed', test: (row) => row.lastError !== null },
   ],
+  hint: 'id, address, power state…',
   text: (row) =>
     [row.id, row.vpn.ipAddress, row.power.state, row.vpn.connected === false ? 'vpn down' : '']
       .join(' ')
@@ -213,7 +215,7 @@ const ROBOTS: KindTable<RobotView> = {
     {
       key: 'seen',
       label: 'Last seen',
-      width: 'minmax(220px, 1.6fr)',
+      width: 'minmax(250px, 1.8fr)',
       sort: (row) => row.lastSeenAt ?? '',
       cell: (row, now) => lastSeen(row.lastSeenAt, now),
     },
@@ -225,6 +227,7 @@ const ROBOTS: KindTable<RobotView> = {
     { key: 'missing', label: 'Missing from the list', test: (row) => row.presence.status === 'missing' },
     { key: 'error', label: 'Last poll failed', test: (row) => row.lastError !== null },
   ],
+  hint: 'id, state, lease holder, route…',
   text: (row) =>
     [
       row.id,
@@ -328,7 +331,7 @@ function FleetTable<T extends EntityView<EntityKind>>({
       <div class="toolbar">
         <input
           type="search"
-          placeholder={`Filter ${noun}: id, address, state…`}
+          placeholder={`Filter ${noun}: ${table.hint}`}
           aria-label={`Filter ${noun}`}
           value={text}
           onInput={(event) => setText((event.target as HTMLInputElement).value)}
