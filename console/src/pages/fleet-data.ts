@@ -61,9 +61,8 @@ export function useFleetRows<Kind extends EntityKind>(kind: Kind, changed: Set<s
 
   useEffect(() => {
     const controller = new AbortController();
-    const rows: EntityView<Kind>[] = [];
     setState({
-      rows,
+      rows: [],
       loaded: 0,
       total: undefined,
       loading: true,
@@ -74,9 +73,10 @@ export function useFleetRows<Kind extends EntityKind>(kind: Kind, changed: Set<s
     loadFleet(
       kind,
       (items, loaded, total) => {
-        rows.push(...items);
-        // A new array each page: the table re-sorts what arrived so far.
-        setState((previous) => ({ ...previous, rows: rows.slice(), loaded, total }));
+        if (controller.signal.aborted) return; // a page of the load a refresh replaced
+        // A new array each page (the table re-sorts what arrived so far), keeping the rows a live
+        // update replaced meanwhile.
+        setState((previous) => ({ ...previous, rows: previous.rows.concat(items), loaded, total }));
       },
       controller.signal,
     ).then(
@@ -119,7 +119,8 @@ export function useFleetRows<Kind extends EntityKind>(kind: Kind, changed: Set<s
           if (fresh === null) continue; // gone from fleetwatch's view
           rows.push(fresh ?? row);
         }
-        for (const view of byId.values()) if (view) rows.push(view);
+        // A new entity joins at the end; while the pages still come, its page will bring it.
+        if (!previous.loading) for (const view of byId.values()) if (view) rows.push(view);
         return { ...previous, rows };
       });
     });
