@@ -21,7 +21,7 @@ export const TIMELINE_PAGE = 50;
 /** Live additions kept on top of the loaded pages, at most. */
 export const TIMELINE_MAX = 1_000;
 
-interface LoggedEvent {
+export interface LoggedEvent {
   streamId: string;
   event: {
     id: string;

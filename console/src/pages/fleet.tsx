@@ -350,7 +350,7 @@ function FleetTable<T extends EntityView<EntityKind>>({
         <button type="button" onClick={data.reload} disabled={data.loading}>
           Refresh
         </button>
-        <span class="hint" aria-live="polite">
+        <span class="hint">
           {data.loadedAt ? `Loaded ${age(new Date(data.loadedAt).toISOString(), now)}` : ''}
           {stream === 'open' ? ' · live' : ' · live updates reconnecting'}
           {data.unfetched > 0 ? ` · ${data.unfetched} changes since, refresh to see them` : ''}

@@ -9,6 +9,7 @@ import { age } from '../lib/time.js';
 import { useApi } from '../lib/use-api.js';
 import {
   Action,
+  type LoggedEvent,
   OpenIncidents,
   type Outcome,
   OutcomeLine,
@@ -70,7 +71,7 @@ export function RobotPage({ route, access }: PageProps) {
   const subject = `robot/${id}`;
   const base = entityPath('robot', id);
   const [version, setVersion] = useState(0);
-  const [live, setLive] = useState<Parameters<typeof Timeline>[0]['live']>([]);
+  const [live, setLive] = useState<LoggedEvent[]>([]);
   const robot = useApi((signal) => api<RobotView>(base, { signal }), [id, version]);
   const stream = useSubjectStream(subject, (event) => {
     setLive((previous) => [event, ...previous].slice(0, TIMELINE_MAX));

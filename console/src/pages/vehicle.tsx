@@ -8,6 +8,7 @@ import { age } from '../lib/time.js';
 import { useApi } from '../lib/use-api.js';
 import {
   Action,
+  type LoggedEvent,
   OpenIncidents,
   type Outcome,
   OutcomeLine,
@@ -57,7 +58,7 @@ export function VehiclePage({ route, access }: PageProps) {
   const id = route.params[0] ?? '';
   const subject = `vehicle/${id}`;
   const [version, setVersion] = useState(0);
-  const [live, setLive] = useState<Parameters<typeof Timeline>[0]['live']>([]);
+  const [live, setLive] = useState<LoggedEvent[]>([]);
   const vehicle = useApi((signal) => api<VehicleView>(entityPath('vehicle', id), { signal }), [id, version]);
   const stream = useSubjectStream(subject, (event) => {
     setLive((previous) => [event, ...previous].slice(0, TIMELINE_MAX));
