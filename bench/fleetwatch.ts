@@ -25,6 +25,10 @@ export interface FleetwatchOptions {
   intervalMs: number;
   /** Write a V8 CPU profile of fleetwatch into this folder when it exits. */
   profileDir?: string;
+  /** A token for the API and the console (`http.api_token`); none by default. */
+  apiToken?: string;
+  /** Whole top-level sections that replace the benchmark's own (the console's run: a token, fewer pollers). */
+  overrides?: Record<string, unknown>;
 }
 
 export function benchConfig(options: FleetwatchOptions & { httpPort: number }): Record<string, unknown> {
@@ -54,7 +58,11 @@ export function benchConfig(options: FleetwatchOptions & { httpPort: number }): 
     // would open a stale-report incident in the baseline cycle and bury the measured changes
     // behind thousands of deliveries to the one receiver.
     detectors: { power: { stale_after: '24h' } },
-    http: { host: '127.0.0.1', port: options.httpPort },
+    http: {
+      host: '127.0.0.1',
+      port: options.httpPort,
+      ...(options.apiToken ? { api_token: options.apiToken } : {}),
+    },
     metrics: { per_entity: false },
     receivers: [
       {
@@ -104,10 +112,15 @@ export class FleetwatchProcess {
     this.#base = base;
   }
 
+  /** `http://127.0.0.1:<port>`: the API and the console. */
+  get address(): string {
+    return this.#base;
+  }
+
   static async start(options: FleetwatchOptions): Promise<FleetwatchProcess> {
     const httpPort = await freePort();
     const configFile = join(options.workDir, 'fleetwatch.yaml');
-    writeFileSync(configFile, stringify(benchConfig({ ...options, httpPort })));
+    writeFileSync(configFile, stringify({ ...benchConfig({ ...options, httpPort }), ...options.overrides }));
     const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
     const child = new BenchProcess(
       'fleetwatch',

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
+import type { ConsoleResult } from './console.js';
 import type { SizeResult } from './measure.js';
 
 /** BENCHMARKS.md (the generated block) and the JSON beside it. */
@@ -143,4 +144,37 @@ export function mergeReport(existing: string | undefined, block: string): string
     }
   }
   return `${TEMPLATE_HEAD}${block}\n`;
+}
+
+export const CONSOLE_BLOCK_START = '<!-- bench:console:start -->';
+export const CONSOLE_BLOCK_END = '<!-- bench:console:end -->';
+
+/** The console's block (`npm run bench -- console`): the fleet page next to the bare API paging. */
+export function renderConsoleBlock(result: ConsoleResult, machine: Machine): string {
+  const { api, console: page } = result;
+  return [
+    CONSOLE_BLOCK_START,
+    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, Node ${machine.node}, headless Chromium; simulator, Redis, fleetwatch and the browser on this one machine.`,
+    '',
+    '| measurement | fleet page | reference: the API pages by undici | page ÷ reference |',
+    '|---|---|---|---|',
+    `| first rows shown | ${ms(page.firstRowsMs)} | ${ms(api.firstPageMs)} (first page) | ${times(page.firstRowsMs / api.firstPageMs)} |`,
+    `| all ${count(result.entities)} rows loaded | ${ms(page.allRowsMs)} | ${ms(api.allPagesMs)} (${api.pages} pages, ${mb(api.bytes)}) | ${times(page.allRowsMs / api.allPagesMs)} |`,
+    `| filter keystroke to list updated (p50 / max of ${page.filter.count}) | ${ms(page.filter.p50)} / ${ms(page.filter.max)} | — | — |`,
+    `| scroll to the last of 20,000 vehicles | ${ms(page.scrollToEndMs)} | — | — |`,
+    `| table rows in the DOM at the end | ${count(page.domRows)} | — | — |`,
+    `| page JS heap with the fleet loaded | ${mb(page.heapBytes)} | — | — |`,
+    CONSOLE_BLOCK_END,
+  ].join('\n');
+}
+
+/** Replaces the console block of BENCHMARKS.md, or adds it at the end. */
+export function mergeConsoleReport(existing: string | undefined, block: string): string {
+  const text = existing ?? TEMPLATE_HEAD;
+  const start = text.indexOf(CONSOLE_BLOCK_START);
+  const end = text.indexOf(CONSOLE_BLOCK_END);
+  if (start >= 0 && end > start) {
+    return `${text.slice(0, start)}${block}${text.slice(end + CONSOLE_BLOCK_END.length)}`;
+  }
+  return `${text.trimEnd()}\n\n## Console\n\n${block}\n`;
 }

@@ -41,6 +41,11 @@ export interface RangeQuery extends EventFilter {
    * compared with when Redis recorded the event, not the observation time).
    */
   since?: string;
+  /**
+   * A stream id (exclusive): the newest `limit` entries before it, for paging back from the newest.
+   * Not with `since`.
+   */
+  before?: string;
   /** Default 100, at most 10,000. */
   limit?: number;
 }
@@ -144,7 +149,8 @@ export class EventLog {
 
   /**
    * Matching entries, oldest first (newest last). With `since`: the first `limit` entries after it
-   * (page forward by passing the last `streamId` back). Without: the newest `limit` entries.
+   * (page forward by passing the last `streamId` back). Without: the newest `limit` entries, or
+   * with `before` the newest `limit` before it (page back by passing the first `streamId`).
    */
   async range(query: RangeQuery = {}): Promise<EventLogEntry[]> {
     const limit = clampLimit(query.limit);
@@ -168,7 +174,9 @@ export class EventLog {
       }
     }
 
-    let end = '+';
+    if (query.before !== undefined && !isStreamId(query.before))
+      throw new RangeError(`before must be a stream id: ${query.before}`);
+    let end = query.before === undefined ? '+' : `(${query.before}`;
     for (;;) {
       const entries = (await this.#redis.xrevrange(key, end, '-', 'COUNT', chunk)) as RawStreamEntry[];
       for (const entry of entries) {

@@ -3,9 +3,11 @@ import type { Route } from '../lib/router.js';
 import type { Access } from '../lib/session.js';
 import { DeliveryPage } from './delivery.js';
 import { EventsPage } from './events.js';
+import { FleetPage } from './fleet.js';
 import { IncidentsPage } from './incidents.js';
-import { Placeholder } from './placeholder.js';
+import { RobotPage } from './robot.js';
 import { SilencesPage } from './silences.js';
+import { VehiclePage } from './vehicle.js';
 
 /** What every page gets: the route (its params and query) and who is looking. */
 export interface PageProps {
@@ -21,17 +23,13 @@ export interface PageEntry {
   component: FunctionComponent<PageProps>;
 }
 
-const placeholder =
-  (title: string): FunctionComponent<PageProps> =>
-  () => <Placeholder title={title} />;
-
-/** The pages, in navigation order; the first is the landing page. */
+/** The pages, in navigation order; the first is the landing page (also for an unknown route). */
 export const PAGES: readonly PageEntry[] = [
   { page: 'incidents', nav: 'Incidents', component: IncidentsPage },
-  { page: 'fleet', nav: 'Fleet', component: placeholder('Fleet') },
+  { page: 'fleet', nav: 'Fleet', component: FleetPage },
   { page: 'events', nav: 'Live events', component: EventsPage },
   { page: 'silences', nav: 'Silences', component: SilencesPage },
   { page: 'delivery', nav: 'Delivery', component: DeliveryPage },
-  { page: 'vehicle', component: placeholder('Vehicle') },
-  { page: 'robot', component: placeholder('Robot') },
+  { page: 'vehicle', component: VehiclePage },
+  { page: 'robot', component: RobotPage },
 ];

@@ -1,0 +1,311 @@
+import './entity.css';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { Confirm } from '../components/confirm.js';
+import { ErrorLine } from '../components/error-line.js';
+import { Time } from '../components/time-cell.js';
+import { ApiError, api } from '../lib/api.js';
+import { href } from '../lib/router.js';
+import { type Access, mayOperate } from '../lib/session.js';
+import { followEvents, type StreamState } from '../lib/stream.js';
+import { age } from '../lib/time.js';
+import { useApi } from '../lib/use-api.js';
+
+/**
+ * What the vehicle and robot pages share: the entity's event timeline (newest first, paged back,
+ * live), its open incidents, and an action button that is confirmed before it calls the API and
+ * is disabled, saying which role it needs, for a session that may not operate.
+ */
+
+export const TIMELINE_PAGE = 50;
+/** Live additions kept on top of the loaded pages, at most. */
+export const TIMELINE_MAX = 1_000;
+
+export interface LoggedEvent {
+  streamId: string;
+  event: {
+    id: string;
+    type: string;
+    subject: string;
+    time: string;
+    data: { severity?: string; previous?: unknown; current?: unknown; [key: string]: unknown };
+  };
+  muted?: { reason: string; by: string };
+}
+
+interface EventPage {
+  items: LoggedEvent[];
+}
+
+/** A value of an event's `previous`/`current`, in a few words. */
+function brief(value: unknown): string {
+  if (value === undefined) return '';
+  if (value === null) return 'none';
+  if (typeof value === 'object') {
+    const text = JSON.stringify(value);
+    return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+  }
+  return String(value);
+}
+
+/**
+ * The subject's events on the stream, for the page to refresh its snapshot on; the timeline
+ * below shows them.
+ */
+export function useSubjectStream(subject: string, onEvent: (event: LoggedEvent) => void): StreamState {
+  const [state, setState] = useState<StreamState>('connecting');
+  useEffect(
+    () =>
+      followEvents(
+        { subject },
+        (event) =>
+          onEvent({
+            streamId: event.streamId,
+            event: {
+              id: event.id,
+              type: event.type,
+              subject: event.subject,
+              time: event.time,
+              data: event.data,
+            },
+          }),
+        setState,
+      ),
+    [subject],
+  );
+  return state;
+}
+
+export function Timeline({ subject, live }: { subject: string; live: LoggedEvent[] }) {
+  const [older, setOlder] = useState<LoggedEvent[]>([]);
+  const [more, setMore] = useState(true);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<ApiError | undefined>();
+
+  const load = async (before: string | undefined) => {
+    setLoading(true);
+    try {
+      const page = await api<EventPage>('/api/events', { query: { subject, limit: TIMELINE_PAGE, before } });
+      setOlder((previous) => [...previous, ...page.items.slice().reverse()]);
+      setMore(page.items.length === TIMELINE_PAGE);
+      setError(undefined);
+    } catch (caught) {
+      setError(caught as ApiError);
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  useEffect(() => {
+    setOlder([]);
+    setMore(true);
+    void load(undefined);
+  }, [subject]);
+
+  // Live events first (newest on top), then the loaded pages, each event once.
+  const seen = new Set<string>();
+  const rows = [...live, ...older].filter((item) => {
+    if (seen.has(item.streamId)) return false;
+    seen.add(item.streamId);
+    return true;
+  });
+  return (
+    <section aria-labelledby="timeline-title">
+      <h2 id="timeline-title">Timeline</h2>
+      <ErrorLine error={error} />
+      {rows.length === 0 && !loading ? <p class="hint">No events for {subject} in the log.</p> : null}
+      {rows.length > 0 ? (
+        <table class="timeline" aria-labelledby="timeline-title">
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Event</th>
+              <th scope="col">Change</th>
+              <th scope="col" class="wide-only">
+                Severity
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map(({ streamId, event, muted }) => (
+              <tr key={streamId}>
+                <td>
+                  <Time iso={event.time} />
+                </td>
+                <td class="mono">{event.type}</td>
+                <td>
+                  {event.data.previous !== undefined || event.data.current !== undefined
+                    ? `${brief(event.data.previous)} → ${brief(event.data.current)}`
+                    : ''}
+                  {muted ? <span class="hint"> · {muted.reason}</span> : null}
+                </td>
+                <td class={`wide-only severity-${event.data.severity ?? 'info'}`}>
+                  {event.data.severity ?? ''}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {more ? (
+        <button type="button" disabled={loading} onClick={() => load(older.at(-1)?.streamId)}>
+          {loading ? 'Loading…' : 'Older events'}
+        </button>
+      ) : null}
+    </section>
+  );
+}
+
+interface IncidentItem {
+  id: string;
+  type: string;
+  severity: string;
+  since: string;
+  acknowledged: boolean;
+  muted: { reason: string } | null;
+}
+
+export function OpenIncidents({ subject, version }: { subject: string; version: number }) {
+  const incidents = useApi(
+    (signal) => api<{ items: IncidentItem[] }>('/api/incidents', { query: { subject }, signal }),
+    [subject, version],
+  );
+  return (
+    <section aria-labelledby="incidents-title">
+      <h2 id="incidents-title">Open incidents</h2>
+      <ErrorLine error={incidents.error} />
+      {incidents.value?.items.length === 0 ? <p class="hint">None.</p> : null}
+      <ul class="incidents">
+        {incidents.value?.items.map((incident) => (
+          <li key={incident.id}>
+            <a href={href('incidents', incident.id)} class={`severity-${incident.severity}`}>
+              {incident.type}
+            </a>{' '}
+            since <Time iso={incident.since} /> <span class="hint">({age(incident.since)})</span>
+            {incident.acknowledged ? <span class="hint"> · acknowledged</span> : null}
+            {incident.muted ? <span class="hint"> · {incident.muted.reason}</span> : null}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+/** The line under an action: what the API answered, or its error. */
+export type Outcome = { kind: 'done'; text: string } | { kind: 'error'; error: ApiError } | undefined;
+
+export function OutcomeLine({ outcome }: { outcome: Outcome }) {
+  if (!outcome) return null;
+  if (outcome.kind === 'error') return <ErrorLine error={outcome.error} />;
+  return (
+    <p class="ok" role="status">
+      {outcome.text}
+    </p>
+  );
+}
+
+export const OPERATE_ROLE_NEEDED = 'Needs the operate or admin role';
+
+export interface ActionProps {
+  access: Access;
+  label: string;
+  /** The confirmation's title and sentence. */
+  title: string;
+  children: ComponentChildren;
+  confirmLabel?: string;
+  destructive?: boolean;
+  /** False while something the action needs is missing (a name to transfer to). */
+  ready?: boolean;
+  /** Calls the API; what it resolves to is shown under the buttons. */
+  run: () => Promise<string>;
+  onOutcome: (outcome: Outcome) => void;
+}
+
+/** A button that asks in `Confirm`, then runs; disabled with the role needed for a read session. */
+export function Action(props: ActionProps) {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const allowed = mayOperate(props.access);
+  return (
+    <>
+      <button
+        type="button"
+        class={props.destructive ? 'danger' : undefined}
+        disabled={!allowed || busy || props.ready === false}
+        title={allowed ? undefined : OPERATE_ROLE_NEEDED}
+        onClick={() => setAsking(true)}
+      >
+        {props.label}
+      </button>
+      {asking ? (
+        <Confirm
+          title={props.title}
+          confirmLabel={props.confirmLabel ?? props.label}
+          destructive={props.destructive}
+          busy={busy}
+          onCancel={() => setAsking(false)}
+          onConfirm={async () => {
+            setBusy(true);
+            props.onOutcome(undefined);
+            try {
+              props.onOutcome({ kind: 'done', text: await props.run() });
+            } catch (caught) {
+              props.onOutcome({
+                kind: 'error',
+                error:
+                  caught instanceof ApiError
+                    ? caught
+                    : new ApiError(0, 'network', String((caught as Error).message)),
+              });
+            } finally {
+              setBusy(false);
+              setAsking(false);
+            }
+          }}
+        >
+          {props.children}
+        </Confirm>
+      ) : null}
+    </>
+  );
+}
+
+/** A read-role session sees why the actions are disabled. */
+export function RoleNote({ access }: { access: Access }) {
+  if (mayOperate(access)) return null;
+  return (
+    <p class="hint">
+      {OPERATE_ROLE_NEEDED}
+      {access.kind === 'session'
+        ? ` (you are ${access.session.role})`
+        : ' (no token is configured: read-only)'}
+      .
+    </p>
+  );
+}
+
+/** A labelled reading: name, value, and when it was read. */
+export function Reading({
+  label,
+  children,
+  at,
+}: {
+  label: string;
+  children: ComponentChildren;
+  at?: string | null;
+}) {
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd>
+        {children}
+        {at !== undefined ? (
+          <span class="hint">
+            {' '}
+            · <Time iso={at} />
+          </span>
+        ) : null}
+      </dd>
+    </>
+  );
+}

@@ -1,0 +1,300 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ErrorLine } from '../components/error-line.js';
+import { Time } from '../components/time-cell.js';
+import { api } from '../lib/api.js';
+import { type ConfigPart, entityPath, type RobotView, type StatusPair } from '../lib/fleet.js';
+import { href } from '../lib/router.js';
+import { mayOperate } from '../lib/session.js';
+import { age } from '../lib/time.js';
+import { useApi } from '../lib/use-api.js';
+import {
+  Action,
+  type LoggedEvent,
+  OpenIncidents,
+  type Outcome,
+  OutcomeLine,
+  Reading,
+  RoleNote,
+  TIMELINE_MAX,
+  Timeline,
+  useSubjectStream,
+} from './entity-parts.js';
+import type { PageProps } from './index.js';
+
+/**
+ * `#/robot/<id>`: the robot as fleetwatch last observed it; the teleoperation lease (release,
+ * forced release, transfer), motion commands (STOP, PAUSE, RESUME) and loading a route or a zone
+ * set from the robot's own lists, each through the API's robot operations
+ * (`/api/robots/{deviceId}/…`, audited there); its open incidents and its events, live.
+ */
+
+/** What a robot operation answers (README "Robot operations"). */
+interface RobotAnswer {
+  deviceId: string;
+  operation: string;
+  live: { status?: string; message?: string; data?: unknown } | null;
+}
+
+/** `motion_command` numbers of `POST /motion-command`. */
+const MOTION = [
+  { command: 0, label: 'STOP', destructive: true, what: 'stops the robot and cancels every queued command' },
+  { command: 1, label: 'PAUSE', destructive: false, what: 'pauses the robot where it is' },
+  { command: 2, label: 'RESUME', destructive: false, what: 'resumes what the robot was doing' },
+] as const;
+
+const pair = (value: StatusPair | null) =>
+  value ? [value.text, value.status === null ? null : `(${value.status})`].filter(Boolean).join(' ') : '—';
+
+const part = (value: ConfigPart | null) => value?.name ?? '—';
+
+/** The names in a robot's list of routes or zone sets (documents with a `name`, or names). */
+function namesOf(answer: RobotAnswer): string[] {
+  const data = answer.live?.data;
+  const list = Array.isArray(data)
+    ? data
+    : data && typeof data === 'object'
+      ? (Object.values(data).find(Array.isArray) ?? [])
+      : [];
+  return list.flatMap((item: unknown) => {
+    if (typeof item === 'string') return [item];
+    const name = (item as { name?: unknown } | null)?.name;
+    return typeof name === 'string' ? [name] : [];
+  });
+}
+
+function said(answer: RobotAnswer, fallback: string): string {
+  return answer.live?.message ? `${fallback}: ${answer.live.message}` : fallback;
+}
+
+export function RobotPage({ route, access }: PageProps) {
+  const id = route.params[0] ?? '';
+  const subject = `robot/${id}`;
+  const base = entityPath('robot', id);
+  const [version, setVersion] = useState(0);
+  const [live, setLive] = useState<LoggedEvent[]>([]);
+  const robot = useApi((signal) => api<RobotView>(base, { signal }), [id, version]);
+  const stream = useSubjectStream(subject, (event) => {
+    setLive((previous) => [event, ...previous].slice(0, TIMELINE_MAX));
+    setVersion((value) => value + 1);
+  });
+  const [outcome, setOutcome] = useState<Outcome>();
+  const [transferTo, setTransferTo] = useState('');
+  const [route_, setRoute] = useState('');
+  const [zoneSet, setZoneSet] = useState('');
+  const operate = mayOperate(access);
+  // The robot's own lists, asked live (only for a session that may load one).
+  const routes = useApi(
+    (signal) =>
+      operate ? api<RobotAnswer>(`${base}/routes`, { signal }).then(namesOf) : Promise.resolve([]),
+    [id, operate],
+  );
+  const zoneSets = useApi(
+    (signal) =>
+      operate ? api<RobotAnswer>(`${base}/zone_sets`, { signal }).then(namesOf) : Promise.resolve([]),
+    [id, operate],
+  );
+
+  useEffect(() => {
+    setLive([]);
+    setOutcome(undefined);
+  }, [id]);
+
+  /** Sends one robot operation; the snapshot is read again after it. */
+  const send = (path: string, text: string, body?: unknown, query?: Record<string, string>) => async () => {
+    const answer = await api<RobotAnswer>(`${base}${path}`, {
+      method: 'POST',
+      ...(body === undefined ? {} : { body }),
+      ...(query ? { query } : {}),
+    });
+    setVersion((value) => value + 1);
+    return said(answer, text);
+  };
+
+  const view = robot.value;
+  const action = { access, onOutcome: setOutcome };
+  return (
+    <section aria-labelledby="page-title" class="entity">
+      <p>
+        <a href={`${href('fleet')}?tab=robots`}>← Fleet</a>
+      </p>
+      <h1 id="page-title">
+        Robot <span class="mono">{id}</span>
+      </h1>
+      <ErrorLine error={robot.error} />
+      {view ? (
+        <div class="columns">
+          <section aria-labelledby="snapshot-title">
+            <h2 id="snapshot-title">As last observed</h2>
+            <dl>
+              <Reading label="In the list">
+                {view.presence.status === 'listed' ? (
+                  'listed'
+                ) : (
+                  <span class="bad">
+                    missing since <Time iso={view.presence.missingSince} />
+                  </span>
+                )}
+              </Reading>
+              <Reading label="Health">
+                {view.health.up === null ? (
+                  '—'
+                ) : view.health.up ? (
+                  <span class="ok">up</span>
+                ) : (
+                  <span class="bad">
+                    down{view.health.downSince ? ` since ${age(view.health.downSince)}` : ''}
+                  </span>
+                )}
+              </Reading>
+              <Reading label="Autonomy">{pair(view.autonomy)}</Reading>
+              <Reading label="Navigation">{pair(view.navigation)}</Reading>
+              <Reading label="Vehicle state">{view.state ?? '—'}</Reading>
+              <Reading label="Lease holder">
+                <span data-testid="lease-holder">{view.lease ? (view.lease.holderId ?? 'none') : '—'}</span>
+              </Reading>
+              <Reading label="Site">{part(view.config.activeSite)}</Reading>
+              <Reading label="Route">{part(view.config.loadedRoute)}</Reading>
+              <Reading label="Zone set">{part(view.config.loadedZoneSet)}</Reading>
+              <Reading label="Command queue">
+                {view.commandQueue.length ?? '—'}
+                {view.commandQueue.backlogSince ? (
+                  <span class="bad"> · backlog since {age(view.commandQueue.backlogSince)}</span>
+                ) : null}
+              </Reading>
+              <Reading label="Last seen" at={view.lastSeenAt}>
+                {view.lastSeenAt ? age(view.lastSeenAt) : 'never'}
+              </Reading>
+              {view.lastError ? (
+                <Reading label="Last error">
+                  <span class="bad">
+                    {view.lastError.signal}: {view.lastError.message} ({view.lastError.code})
+                  </span>
+                </Reading>
+              ) : null}
+            </dl>
+            <p class="hint">{stream === 'open' ? 'Live.' : 'Live updates reconnecting…'}</p>
+          </section>
+          <section aria-labelledby="actions-title">
+            <h2 id="actions-title">Operations</h2>
+            <RoleNote access={access} />
+            <fieldset class="actions-group">
+              <legend>Lease</legend>
+              <Action
+                {...action}
+                label="Release lease"
+                title={`Release the lease of ${id}?`}
+                run={send('/teleop-control/release', 'Lease released')}
+              >
+                <p>The teleoperation lease is released, if fleetwatch's client holds it.</p>
+              </Action>
+              <Action
+                {...action}
+                label="Force release"
+                destructive
+                title={`Force the lease of ${id} free?`}
+                run={send('/teleop-control/release', 'Lease released by force', undefined, { force: 'true' })}
+              >
+                <p>The lease is released even when another user holds it; their control ends now.</p>
+              </Action>
+            </fieldset>
+            <fieldset class="actions-group">
+              <legend>Lease transfer</legend>
+              <input
+                aria-label="Transfer the lease to"
+                placeholder="user to transfer to"
+                value={transferTo}
+                disabled={!operate}
+                onInput={(event) => setTransferTo((event.target as HTMLInputElement).value)}
+              />
+              <Action
+                {...action}
+                label="Transfer lease"
+                ready={transferTo.trim() !== ''}
+                title={`Transfer the lease of ${id}?`}
+                run={send('/teleop-control/transfer', `Lease transferred to ${transferTo.trim()}`, {
+                  to: transferTo.trim(),
+                })}
+              >
+                <p>
+                  The lease goes to <strong>{transferTo.trim()}</strong>.
+                </p>
+              </Action>
+            </fieldset>
+            <fieldset class="actions-group">
+              <legend>Motion</legend>
+              {MOTION.map((motion) => (
+                <Action
+                  {...action}
+                  key={motion.label}
+                  label={motion.label}
+                  destructive={motion.destructive}
+                  title={`${motion.label} ${id}?`}
+                  run={send('/motion-command', `${motion.label} sent`, { motion_command: motion.command })}
+                >
+                  <p>
+                    {motion.label} {motion.what}.
+                  </p>
+                </Action>
+              ))}
+            </fieldset>
+            <fieldset class="actions-group">
+              <legend>Route</legend>
+              <select
+                aria-label="Route to load"
+                value={route_}
+                disabled={!operate}
+                onChange={(event) => setRoute((event.target as HTMLSelectElement).value)}
+              >
+                <option value="">{routes.loading ? 'routes…' : 'choose a route'}</option>
+                {routes.value?.map((name) => (
+                  <option key={name} value={name}>
+                    {name}
+                  </option>
+                ))}
+              </select>
+              <Action
+                {...action}
+                label="Load route"
+                ready={route_ !== ''}
+                title={`Load route ${route_} on ${id}?`}
+                run={send(`/routes/${encodeURIComponent(route_)}/load`, `Route ${route_} loaded`)}
+              >
+                <p>The robot navigates by route {route_} from now on.</p>
+              </Action>
+              <ErrorLine error={routes.error} />
+            </fieldset>
+            <fieldset class="actions-group">
+              <legend>Zone set</legend>
+              <select
+                aria-label="Zone set to load"
+                value={zoneSet}
+                disabled={!operate}
+                onChange={(event) => setZoneSet((event.target as HTMLSelectElement).value)}
+              >
+                <option value="">{zoneSets.loading ? 'zone sets…' : 'choose a zone set'}</option>
+                {zoneSets.value?.map((name) => (
+                  <option key={name} value={name}>
+                    {name}
+                  </option>
+                ))}
+              </select>
+              <Action
+                {...action}
+                label="Load zone set"
+                ready={zoneSet !== ''}
+                title={`Load zone set ${zoneSet} on ${id}?`}
+                run={send(`/zone_sets/${encodeURIComponent(zoneSet)}/load`, `Zone set ${zoneSet} loaded`)}
+              >
+                <p>The robot uses zone set {zoneSet} from now on.</p>
+              </Action>
+              <ErrorLine error={zoneSets.error} />
+            </fieldset>
+            <OutcomeLine outcome={outcome} />
+          </section>
+        </div>
+      ) : null}
+      <OpenIncidents subject={subject} version={version} />
+      <Timeline subject={subject} live={live} />
+    </section>
+  );
+}
