@@ -21,7 +21,8 @@ export interface Presence {
   missedLists: number;
 }
 
-interface EntityBase {
+/** What every entity's view has. */
+export interface EntityBase {
   id: string;
   presence: Presence;
   /** The latest successful observation of any of its facets. */

@@ -5,16 +5,20 @@ import { Confirm } from '../components/confirm.js';
 import { ErrorLine } from '../components/error-line.js';
 import { Time } from '../components/time-cell.js';
 import { ApiError, api } from '../lib/api.js';
+import { type EntityBase, type EntityKind, entityPath } from '../lib/fleet.js';
 import { href } from '../lib/router.js';
 import { type Access, mayOperate } from '../lib/session.js';
 import { followEvents, type StreamState } from '../lib/stream.js';
 import { age } from '../lib/time.js';
-import { useApi } from '../lib/use-api.js';
+import { type Loaded, useApi } from '../lib/use-api.js';
 
 /**
- * What the vehicle and robot pages share: the entity's event timeline (newest first, paged back,
- * live), its open incidents, and an action button that is confirmed before it calls the API and
- * is disabled, saying which role it needs, for a session that may not operate.
+ * What the vehicle and robot pages share: the entity's view read again after each of its events
+ * (`useEntity`), the page's frame (`EntityFrame`: heading, the readings beside the actions, open
+ * incidents, timeline), the readings every entity has (`LastReadings`), the event timeline
+ * (newest first, paged back, live), its open incidents, and an action button that is confirmed
+ * before it calls the API and is disabled, saying which role it needs, for a session that may
+ * not operate.
  */
 
 export const TIMELINE_PAGE = 50;
@@ -307,5 +311,78 @@ export function Reading({
         ) : null}
       </dd>
     </>
+  );
+}
+
+/** One entity's view, read again after each of its events and on `refresh`; its live events. */
+export interface Entity<View> {
+  subject: string;
+  view: Loaded<View>;
+  live: LoggedEvent[];
+  stream: StreamState;
+  version: number;
+  refresh: () => void;
+}
+
+export function useEntity<View extends EntityBase>(kind: EntityKind, id: string): Entity<View> {
+  const subject = `${kind}/${id}`;
+  const [version, setVersion] = useState(0);
+  const [live, setLive] = useState<LoggedEvent[]>([]);
+  const view = useApi((signal) => api<View>(entityPath(kind, id), { signal }), [kind, id, version]);
+  const stream = useSubjectStream(subject, (event) => {
+    setLive((previous) => [event, ...previous].slice(0, TIMELINE_MAX));
+    setVersion((value) => value + 1);
+  });
+  useEffect(() => setLive([]), [kind, id]);
+  return { subject, view, live, stream, version, refresh: () => setVersion((value) => value + 1) };
+}
+
+/**
+ * An entity page: the way back to the fleet, the heading, the readings (`readings`, a `<dl>`'s
+ * content) beside the actions, then the open incidents and the timeline.
+ */
+export function EntityFrame<View extends EntityBase>(props: {
+  kind: EntityKind;
+  id: string;
+  entity: Entity<View>;
+  readings: (view: View) => ComponentChildren;
+  children: ComponentChildren;
+}) {
+  const { kind, id, entity } = props;
+  const view = entity.view.value;
+  return (
+    <section aria-labelledby="page-title" class="entity">
+      <p>
+        <a href={kind === 'robot' ? `${href('fleet')}?tab=robots` : href('fleet')}>← Fleet</a>
+      </p>
+      <h1 id="page-title">
+        {kind === 'robot' ? 'Robot' : 'Vehicle'} <span class="mono">{id}</span>
+      </h1>
+      <ErrorLine error={entity.view.error} />
+      {view ? (
+        <div class="columns">
+          <section aria-labelledby="snapshot-title">
+            <h2 id="snapshot-title">As last observed</h2>
+            <dl>
+              {props.readings(view)}
+              <Reading label="Last seen" at={view.lastSeenAt}>
+                {view.lastSeenAt ? age(view.lastSeenAt) : 'never'}
+              </Reading>
+              {view.lastError ? (
+                <Reading label="Last error">
+                  <span class="bad">
+                    {view.lastError.signal}: {view.lastError.message} ({view.lastError.code})
+                  </span>
+                </Reading>
+              ) : null}
+            </dl>
+            <p class="hint">{entity.stream === 'open' ? 'Live.' : 'Live updates reconnecting…'}</p>
+          </section>
+          {props.children}
+        </div>
+      ) : null}
+      <OpenIncidents subject={entity.subject} version={entity.version} />
+      <Timeline subject={entity.subject} live={entity.live} />
+    </section>
   );
 }

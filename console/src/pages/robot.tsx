@@ -3,21 +3,17 @@ import { ErrorLine } from '../components/error-line.js';
 import { Time } from '../components/time-cell.js';
 import { api } from '../lib/api.js';
 import { type ConfigPart, entityPath, type RobotView, type StatusPair } from '../lib/fleet.js';
-import { href } from '../lib/router.js';
 import { mayOperate } from '../lib/session.js';
 import { age } from '../lib/time.js';
 import { useApi } from '../lib/use-api.js';
 import {
   Action,
-  type LoggedEvent,
-  OpenIncidents,
+  EntityFrame,
   type Outcome,
   OutcomeLine,
   Reading,
   RoleNote,
-  TIMELINE_MAX,
-  Timeline,
-  useSubjectStream,
+  useEntity,
 } from './entity-parts.js';
 import type { PageProps } from './index.js';
 
@@ -68,15 +64,8 @@ function said(answer: RobotAnswer, fallback: string): string {
 
 export function RobotPage({ route, access }: PageProps) {
   const id = route.params[0] ?? '';
-  const subject = `robot/${id}`;
   const base = entityPath('robot', id);
-  const [version, setVersion] = useState(0);
-  const [live, setLive] = useState<LoggedEvent[]>([]);
-  const robot = useApi((signal) => api<RobotView>(base, { signal }), [id, version]);
-  const stream = useSubjectStream(subject, (event) => {
-    setLive((previous) => [event, ...previous].slice(0, TIMELINE_MAX));
-    setVersion((value) => value + 1);
-  });
+  const entity = useEntity<RobotView>('robot', id);
   const [outcome, setOutcome] = useState<Outcome>();
   const [transferTo, setTransferTo] = useState('');
   const [route_, setRoute] = useState('');
@@ -95,7 +84,6 @@ export function RobotPage({ route, access }: PageProps) {
   );
 
   useEffect(() => {
-    setLive([]);
     setOutcome(undefined);
   }, [id]);
 
@@ -106,195 +94,173 @@ export function RobotPage({ route, access }: PageProps) {
       ...(body === undefined ? {} : { body }),
       ...(query ? { query } : {}),
     });
-    setVersion((value) => value + 1);
+    entity.refresh();
     return said(answer, text);
   };
 
-  const view = robot.value;
   const action = { access, onOutcome: setOutcome };
   return (
-    <section aria-labelledby="page-title" class="entity">
-      <p>
-        <a href={`${href('fleet')}?tab=robots`}>← Fleet</a>
-      </p>
-      <h1 id="page-title">
-        Robot <span class="mono">{id}</span>
-      </h1>
-      <ErrorLine error={robot.error} />
-      {view ? (
-        <div class="columns">
-          <section aria-labelledby="snapshot-title">
-            <h2 id="snapshot-title">As last observed</h2>
-            <dl>
-              <Reading label="In the list">
-                {view.presence.status === 'listed' ? (
-                  'listed'
-                ) : (
-                  <span class="bad">
-                    missing since <Time iso={view.presence.missingSince} />
-                  </span>
-                )}
-              </Reading>
-              <Reading label="Health">
-                {view.health.up === null ? (
-                  '—'
-                ) : view.health.up ? (
-                  <span class="ok">up</span>
-                ) : (
-                  <span class="bad">
-                    down{view.health.downSince ? ` since ${age(view.health.downSince)}` : ''}
-                  </span>
-                )}
-              </Reading>
-              <Reading label="Autonomy">{pair(view.autonomy)}</Reading>
-              <Reading label="Navigation">{pair(view.navigation)}</Reading>
-              <Reading label="Vehicle state">{view.state ?? '—'}</Reading>
-              <Reading label="Lease holder">
-                <span data-testid="lease-holder">{view.lease ? (view.lease.holderId ?? 'none') : '—'}</span>
-              </Reading>
-              <Reading label="Site">{part(view.config.activeSite)}</Reading>
-              <Reading label="Route">{part(view.config.loadedRoute)}</Reading>
-              <Reading label="Zone set">{part(view.config.loadedZoneSet)}</Reading>
-              <Reading label="Command queue">
-                {view.commandQueue.length ?? '—'}
-                {view.commandQueue.backlogSince ? (
-                  <span class="bad"> · backlog since {age(view.commandQueue.backlogSince)}</span>
-                ) : null}
-              </Reading>
-              <Reading label="Last seen" at={view.lastSeenAt}>
-                {view.lastSeenAt ? age(view.lastSeenAt) : 'never'}
-              </Reading>
-              {view.lastError ? (
-                <Reading label="Last error">
-                  <span class="bad">
-                    {view.lastError.signal}: {view.lastError.message} ({view.lastError.code})
-                  </span>
-                </Reading>
-              ) : null}
-            </dl>
-            <p class="hint">{stream === 'open' ? 'Live.' : 'Live updates reconnecting…'}</p>
-          </section>
-          <section aria-labelledby="actions-title">
-            <h2 id="actions-title">Operations</h2>
-            <RoleNote access={access} />
-            <fieldset class="actions-group">
-              <legend>Lease</legend>
-              <Action
-                {...action}
-                label="Release lease"
-                title={`Release the lease of ${id}?`}
-                run={send('/teleop-control/release', 'Lease released')}
-              >
-                <p>The teleoperation lease is released, if fleetwatch's client holds it.</p>
-              </Action>
-              <Action
-                {...action}
-                label="Force release"
-                destructive
-                title={`Force the lease of ${id} free?`}
-                run={send('/teleop-control/release', 'Lease released by force', undefined, { force: 'true' })}
-              >
-                <p>The lease is released even when another user holds it; their control ends now.</p>
-              </Action>
-            </fieldset>
-            <fieldset class="actions-group">
-              <legend>Lease transfer</legend>
-              <input
-                aria-label="Transfer the lease to"
-                placeholder="user to transfer to"
-                value={transferTo}
-                disabled={!operate}
-                onInput={(event) => setTransferTo((event.target as HTMLInputElement).value)}
-              />
-              <Action
-                {...action}
-                label="Transfer lease"
-                ready={transferTo.trim() !== ''}
-                title={`Transfer the lease of ${id}?`}
-                run={send('/teleop-control/transfer', `Lease transferred to ${transferTo.trim()}`, {
-                  to: transferTo.trim(),
-                })}
-              >
-                <p>
-                  The lease goes to <strong>{transferTo.trim()}</strong>.
-                </p>
-              </Action>
-            </fieldset>
-            <fieldset class="actions-group">
-              <legend>Motion</legend>
-              {MOTION.map((motion) => (
-                <Action
-                  {...action}
-                  key={motion.label}
-                  label={motion.label}
-                  destructive={motion.destructive}
-                  title={`${motion.label} ${id}?`}
-                  run={send('/motion-command', `${motion.label} sent`, { motion_command: motion.command })}
-                >
-                  <p>
-                    {motion.label} {motion.what}.
-                  </p>
-                </Action>
-              ))}
-            </fieldset>
-            <fieldset class="actions-group">
-              <legend>Route</legend>
-              <select
-                aria-label="Route to load"
-                value={route_}
-                disabled={!operate}
-                onChange={(event) => setRoute((event.target as HTMLSelectElement).value)}
-              >
-                <option value="">{routes.loading ? 'routes…' : 'choose a route'}</option>
-                {routes.value?.map((name) => (
-                  <option key={name} value={name}>
-                    {name}
-                  </option>
-                ))}
-              </select>
-              <Action
-                {...action}
-                label="Load route"
-                ready={route_ !== ''}
-                title={`Load route ${route_} on ${id}?`}
-                run={send(`/routes/${encodeURIComponent(route_)}/load`, `Route ${route_} loaded`)}
-              >
-                <p>The robot navigates by route {route_} from now on.</p>
-              </Action>
-              <ErrorLine error={routes.error} />
-            </fieldset>
-            <fieldset class="actions-group">
-              <legend>Zone set</legend>
-              <select
-                aria-label="Zone set to load"
-                value={zoneSet}
-                disabled={!operate}
-                onChange={(event) => setZoneSet((event.target as HTMLSelectElement).value)}
-              >
-                <option value="">{zoneSets.loading ? 'zone sets…' : 'choose a zone set'}</option>
-                {zoneSets.value?.map((name) => (
-                  <option key={name} value={name}>
-                    {name}
-                  </option>
-                ))}
-              </select>
-              <Action
-                {...action}
-                label="Load zone set"
-                ready={zoneSet !== ''}
-                title={`Load zone set ${zoneSet} on ${id}?`}
-                run={send(`/zone_sets/${encodeURIComponent(zoneSet)}/load`, `Zone set ${zoneSet} loaded`)}
-              >
-                <p>The robot uses zone set {zoneSet} from now on.</p>
-              </Action>
-              <ErrorLine error={zoneSets.error} />
-            </fieldset>
-            <OutcomeLine outcome={outcome} />
-          </section>
-        </div>
-      ) : null}
-      <OpenIncidents subject={subject} version={version} />
-      <Timeline subject={subject} live={live} />
-    </section>
+    <EntityFrame
+      kind="robot"
+      id={id}
+      entity={entity}
+      readings={(view) => (
+        <>
+          <Reading label="In the list">
+            {view.presence.status === 'listed' ? (
+              'listed'
+            ) : (
+              <span class="bad">
+                missing since <Time iso={view.presence.missingSince} />
+              </span>
+            )}
+          </Reading>
+          <Reading label="Health">
+            {view.health.up === null ? (
+              '—'
+            ) : view.health.up ? (
+              <span class="ok">up</span>
+            ) : (
+              <span class="bad">
+                down{view.health.downSince ? ` since ${age(view.health.downSince)}` : ''}
+              </span>
+            )}
+          </Reading>
+          <Reading label="Autonomy">{pair(view.autonomy)}</Reading>
+          <Reading label="Navigation">{pair(view.navigation)}</Reading>
+          <Reading label="Vehicle state">{view.state ?? '—'}</Reading>
+          <Reading label="Lease holder">
+            <span data-testid="lease-holder">{view.lease ? (view.lease.holderId ?? 'none') : '—'}</span>
+          </Reading>
+          <Reading label="Site">{part(view.config.activeSite)}</Reading>
+          <Reading label="Route">{part(view.config.loadedRoute)}</Reading>
+          <Reading label="Zone set">{part(view.config.loadedZoneSet)}</Reading>
+          <Reading label="Command queue">
+            {view.commandQueue.length ?? '—'}
+            {view.commandQueue.backlogSince ? (
+              <span class="bad"> · backlog since {age(view.commandQueue.backlogSince)}</span>
+            ) : null}
+          </Reading>
+        </>
+      )}
+    >
+      <section aria-labelledby="actions-title">
+        <h2 id="actions-title">Operations</h2>
+        <RoleNote access={access} />
+        <fieldset class="actions-group">
+          <legend>Lease</legend>
+          <Action
+            {...action}
+            label="Release lease"
+            title={`Release the lease of ${id}?`}
+            run={send('/teleop-control/release', 'Lease released')}
+          >
+            <p>The teleoperation lease is released, if fleetwatch's client holds it.</p>
+          </Action>
+          <Action
+            {...action}
+            label="Force release"
+            destructive
+            title={`Force the lease of ${id} free?`}
+            run={send('/teleop-control/release', 'Lease released by force', undefined, { force: 'true' })}
+          >
+            <p>The lease is released even when another user holds it; their control ends now.</p>
+          </Action>
+        </fieldset>
+        <fieldset class="actions-group">
+          <legend>Lease transfer</legend>
+          <input
+            aria-label="Transfer the lease to"
+            placeholder="user to transfer to"
+            value={transferTo}
+            disabled={!operate}
+            onInput={(event) => setTransferTo((event.target as HTMLInputElement).value)}
+          />
+          <Action
+            {...action}
+            label="Transfer lease"
+            ready={transferTo.trim() !== ''}
+            title={`Transfer the lease of ${id}?`}
+            run={send('/teleop-control/transfer', `Lease transferred to ${transferTo.trim()}`, {
+              to: transferTo.trim(),
+            })}
+          >
+            <p>
+              The lease goes to <strong>{transferTo.trim()}</strong>.
+            </p>
+          </Action>
+        </fieldset>
+        <fieldset class="actions-group">
+          <legend>Motion</legend>
+          {MOTION.map((motion) => (
+            <Action
+              {...action}
+              key={motion.label}
+              label={motion.label}
+              destructive={motion.destructive}
+              title={`${motion.label} ${id}?`}
+              run={send('/motion-command', `${motion.label} sent`, { motion_command: motion.command })}
+            >
+              <p>
+                {motion.label} {motion.what}.
+              </p>
+            </Action>
+          ))}
+        </fieldset>
+        <fieldset class="actions-group">
+          <legend>Route</legend>
+          <select
+            aria-label="Route to load"
+            value={route_}
+            disabled={!operate}
+            onChange={(event) => setRoute((event.target as HTMLSelectElement).value)}
+          >
+            <option value="">{routes.loading ? 'routes…' : 'choose a route'}</option>
+            {routes.value?.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+          <Action
+            {...action}
+            label="Load route"
+            ready={route_ !== ''}
+            title={`Load route ${route_} on ${id}?`}
+            run={send(`/routes/${encodeURIComponent(route_)}/load`, `Route ${route_} loaded`)}
+          >
+            <p>The robot navigates by route {route_} from now on.</p>
+          </Action>
+          <ErrorLine error={routes.error} />
+        </fieldset>
+        <fieldset class="actions-group">
+          <legend>Zone set</legend>
+          <select
+            aria-label="Zone set to load"
+            value={zoneSet}
+            disabled={!operate}
+            onChange={(event) => setZoneSet((event.target as HTMLSelectElement).value)}
+          >
+            <option value="">{zoneSets.loading ? 'zone sets…' : 'choose a zone set'}</option>
+            {zoneSets.value?.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+          <Action
+            {...action}
+            label="Load zone set"
+            ready={zoneSet !== ''}
+            title={`Load zone set ${zoneSet} on ${id}?`}
+            run={send(`/zone_sets/${encodeURIComponent(zoneSet)}/load`, `Zone set ${zoneSet} loaded`)}
+          >
+            <p>The robot uses zone set {zoneSet} from now on.</p>
+          </Action>
+          <ErrorLine error={zoneSets.error} />
+        </fieldset>
+        <OutcomeLine outcome={outcome} />
+      </section>
+    </EntityFrame>
   );
 }

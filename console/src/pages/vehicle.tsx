@@ -1,22 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ErrorLine } from '../components/error-line.js';
 import { Time } from '../components/time-cell.js';
 import { ApiError, api } from '../lib/api.js';
 import { entityPath, type VehicleView } from '../lib/fleet.js';
-import { href } from '../lib/router.js';
 import { age } from '../lib/time.js';
-import { useApi } from '../lib/use-api.js';
 import {
   Action,
-  type LoggedEvent,
-  OpenIncidents,
+  EntityFrame,
   type Outcome,
   OutcomeLine,
   Reading,
   RoleNote,
-  TIMELINE_MAX,
-  Timeline,
-  useSubjectStream,
+  useEntity,
 } from './entity-parts.js';
 import type { PageProps } from './index.js';
 
@@ -56,20 +50,12 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 export function VehiclePage({ route, access }: PageProps) {
   const id = route.params[0] ?? '';
-  const subject = `vehicle/${id}`;
-  const [version, setVersion] = useState(0);
-  const [live, setLive] = useState<LoggedEvent[]>([]);
-  const vehicle = useApi((signal) => api<VehicleView>(entityPath('vehicle', id), { signal }), [id, version]);
-  const stream = useSubjectStream(subject, (event) => {
-    setLive((previous) => [event, ...previous].slice(0, TIMELINE_MAX));
-    setVersion((value) => value + 1);
-  });
+  const entity = useEntity<VehicleView>('vehicle', id);
   const [outcome, setOutcome] = useState<Outcome>();
   const [progress, setProgress] = useState<PowerProgress | undefined>();
   const now = useTicker(progress?.phase === 'waiting');
 
   useEffect(() => {
-    setLive([]);
     setProgress(undefined);
     setOutcome(undefined);
   }, [id]);
@@ -92,7 +78,7 @@ export function VehiclePage({ route, access }: PageProps) {
               : `timed out${took}: the command stands, the vehicle has not reported ${target} yet${answer.lastError ? ` (${answer.lastError})` : ''}`,
           ...(answer.warning ? { warning: answer.warning } : {}),
         });
-        setVersion((value) => value + 1);
+        entity.refresh();
       },
       (error: unknown) => {
         const replaced = error instanceof ApiError && error.code === 'power_command_failed';
@@ -109,117 +95,93 @@ export function VehiclePage({ route, access }: PageProps) {
     return `Power ${target} requested`;
   };
 
-  const view = vehicle.value;
   return (
-    <section aria-labelledby="page-title" class="entity">
-      <p>
-        <a href={href('fleet')}>← Fleet</a>
-      </p>
-      <h1 id="page-title">
-        Vehicle <span class="mono">{id}</span>
-      </h1>
-      <ErrorLine error={vehicle.error} />
-      {view ? (
-        <div class="columns">
-          <section aria-labelledby="snapshot-title">
-            <h2 id="snapshot-title">As last observed</h2>
-            <dl>
-              <Reading label="In the list">
-                {view.presence.status === 'listed' ? (
-                  'listed'
-                ) : (
-                  <span class="bad">
-                    missing from {view.presence.missedLists} list(s) since{' '}
-                    <Time iso={view.presence.missingSince} />
-                  </span>
-                )}
-              </Reading>
-              <Reading label="VPN">
-                {view.vpn.connected === null ? (
-                  '—'
-                ) : view.vpn.connected ? (
-                  <span class="ok">connected</span>
-                ) : (
-                  <span class="bad">
-                    disconnected
-                    {view.vpn.disconnectedSince ? ` since ${age(view.vpn.disconnectedSince)}` : ''}
-                  </span>
-                )}
-              </Reading>
-              <Reading label="Address">
-                <span class="mono">{view.vpn.ipAddress ?? '—'}</span>
-              </Reading>
-              <Reading label="Power" at={view.power.updatedAt}>
-                <span data-testid="power-state">{view.power.state ?? '—'}</span>
-                {view.power.reachable === false ? <span class="bad"> · unreachable</span> : null}
-                {view.power.powerCapable === false ? <span class="hint"> · no power control</span> : null}
-              </Reading>
-              <Reading label="Pending command">
-                {view.power.pendingCommand ? (
-                  <span class={view.power.stuck ? 'bad' : undefined}>
-                    {view.power.pendingCommand.state}
-                    {view.power.pendingCommand.since ? ` since ${age(view.power.pendingCommand.since)}` : ''}
-                    {view.power.stuck ? ' · stuck' : ''}
-                  </span>
-                ) : (
-                  'none'
-                )}
-              </Reading>
-              <Reading label="Last seen" at={view.lastSeenAt}>
-                {view.lastSeenAt ? age(view.lastSeenAt) : 'never'}
-              </Reading>
-              {view.lastError ? (
-                <Reading label="Last error">
-                  <span class="bad">
-                    {view.lastError.signal}: {view.lastError.message} ({view.lastError.code})
-                  </span>
-                </Reading>
-              ) : null}
-            </dl>
-            <p class="hint">{stream === 'open' ? 'Live.' : 'Live updates reconnecting…'}</p>
-          </section>
-          <section aria-labelledby="actions-title">
-            <h2 id="actions-title">Power</h2>
-            <RoleNote access={access} />
-            <div class="actions-group">
-              {(['on', 'off'] as const).map((target) => (
-                <Action
-                  key={target}
-                  access={access}
-                  label={`Power ${target}`}
-                  title={`Power ${id} ${target}?`}
-                  ready={progress?.phase !== 'waiting'}
-                  run={power(target)}
-                  onOutcome={setOutcome}
-                >
-                  <p>
-                    The fleet service is asked to switch {id} {target}; the page waits up to {POWER_WAIT} for
-                    the vehicle to report it. The request is logged with your name.
-                  </p>
-                </Action>
-              ))}
-            </div>
-            <OutcomeLine outcome={outcome} />
-            {progress ? (
-              <p
-                role="status"
-                aria-label="Power progress"
-                class={progress.phase === 'done' && !progress.good ? 'bad' : ''}
-              >
-                Power {progress.target}: requested →{' '}
-                {progress.phase === 'waiting'
-                  ? `waiting… (${seconds(now - progress.startedAt)})`
-                  : progress.text}
-                {progress.phase === 'done' && progress.warning ? (
-                  <span class="hint"> · warning: {progress.warning}</span>
-                ) : null}
+    <EntityFrame
+      kind="vehicle"
+      id={id}
+      entity={entity}
+      readings={(view) => (
+        <>
+          <Reading label="In the list">
+            {view.presence.status === 'listed' ? (
+              'listed'
+            ) : (
+              <span class="bad">
+                missing from {view.presence.missedLists} list(s) since{' '}
+                <Time iso={view.presence.missingSince} />
+              </span>
+            )}
+          </Reading>
+          <Reading label="VPN">
+            {view.vpn.connected === null ? (
+              '—'
+            ) : view.vpn.connected ? (
+              <span class="ok">connected</span>
+            ) : (
+              <span class="bad">
+                disconnected
+                {view.vpn.disconnectedSince ? ` since ${age(view.vpn.disconnectedSince)}` : ''}
+              </span>
+            )}
+          </Reading>
+          <Reading label="Address">
+            <span class="mono">{view.vpn.ipAddress ?? '—'}</span>
+          </Reading>
+          <Reading label="Power" at={view.power.updatedAt}>
+            <span data-testid="power-state">{view.power.state ?? '—'}</span>
+            {view.power.reachable === false ? <span class="bad"> · unreachable</span> : null}
+            {view.power.powerCapable === false ? <span class="hint"> · no power control</span> : null}
+          </Reading>
+          <Reading label="Pending command">
+            {view.power.pendingCommand ? (
+              <span class={view.power.stuck ? 'bad' : undefined}>
+                {view.power.pendingCommand.state}
+                {view.power.pendingCommand.since ? ` since ${age(view.power.pendingCommand.since)}` : ''}
+                {view.power.stuck ? ' · stuck' : ''}
+              </span>
+            ) : (
+              'none'
+            )}
+          </Reading>
+        </>
+      )}
+    >
+      <section aria-labelledby="actions-title">
+        <h2 id="actions-title">Power</h2>
+        <RoleNote access={access} />
+        <div class="actions-group">
+          {(['on', 'off'] as const).map((target) => (
+            <Action
+              key={target}
+              access={access}
+              label={`Power ${target}`}
+              title={`Power ${id} ${target}?`}
+              ready={progress?.phase !== 'waiting'}
+              run={power(target)}
+              onOutcome={setOutcome}
+            >
+              <p>
+                The fleet service is asked to switch {id} {target}; the page waits up to {POWER_WAIT} for the
+                vehicle to report it. The request is logged with your name.
               </p>
-            ) : null}
-          </section>
+            </Action>
+          ))}
         </div>
-      ) : null}
-      <OpenIncidents subject={subject} version={version} />
-      <Timeline subject={subject} live={live} />
-    </section>
+        <OutcomeLine outcome={outcome} />
+        {progress ? (
+          <p
+            role="status"
+            aria-label="Power progress"
+            class={progress.phase === 'done' && !progress.good ? 'bad' : ''}
+          >
+            Power {progress.target}: requested →{' '}
+            {progress.phase === 'waiting' ? `waiting… (${seconds(now - progress.startedAt)})` : progress.text}
+            {progress.phase === 'done' && progress.warning ? (
+              <span class="hint"> · warning: {progress.warning}</span>
+            ) : null}
+          </p>
+        ) : null}
+      </section>
+    </EntityFrame>
   );
 }
