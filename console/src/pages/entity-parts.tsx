@@ -364,6 +364,16 @@ export function EntityFrame<View extends EntityBase>(props: {
           <section aria-labelledby="snapshot-title">
             <h2 id="snapshot-title">As last observed</h2>
             <dl>
+              <Reading label="In the list">
+                {view.presence.status === 'listed' ? (
+                  'listed'
+                ) : (
+                  <span class="bad">
+                    missing from {view.presence.missedLists} list(s) since{' '}
+                    <Time iso={view.presence.missingSince} />
+                  </span>
+                )}
+              </Reading>
               {props.readings(view)}
               <Reading label="Last seen" at={view.lastSeenAt}>
                 {view.lastSeenAt ? age(view.lastSeenAt) : 'never'}

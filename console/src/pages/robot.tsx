@@ -1,6 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ErrorLine } from '../components/error-line.js';
-import { Time } from '../components/time-cell.js';
 import { api } from '../lib/api.js';
 import { type ConfigPart, entityPath, type RobotView, type StatusPair } from '../lib/fleet.js';
 import { mayOperate } from '../lib/session.js';
@@ -106,15 +105,6 @@ export function RobotPage({ route, access }: PageProps) {
       entity={entity}
       readings={(view) => (
         <>
-          <Reading label="In the list">
-            {view.presence.status === 'listed' ? (
-              'listed'
-            ) : (
-              <span class="bad">
-                missing since <Time iso={view.presence.missingSince} />
-              </span>
-            )}
-          </Reading>
           <Reading label="Health">
             {view.health.up === null ? (
               '—'

@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'preact/hooks';
-import { Time } from '../components/time-cell.js';
 import { ApiError, api } from '../lib/api.js';
 import { entityPath, type VehicleView } from '../lib/fleet.js';
 import { age } from '../lib/time.js';
@@ -102,16 +101,6 @@ export function VehiclePage({ route, access }: PageProps) {
       entity={entity}
       readings={(view) => (
         <>
-          <Reading label="In the list">
-            {view.presence.status === 'listed' ? (
-              'listed'
-            ) : (
-              <span class="bad">
-                missing from {view.presence.missedLists} list(s) since{' '}
-                <Time iso={view.presence.missingSince} />
-              </span>
-            )}
-          </Reading>
           <Reading label="VPN">
             {view.vpn.connected === null ? (
               '—'
