@@ -120,7 +120,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
 
     daemon = startDaemon(config, { logger, signal });
     const address = await daemon.http?.listening;
-    if (address) say(`  http       ${address}/metrics (Prometheus), /healthz, /readyz, /api`);
+    if (address) {
+      say(`  console    ${address}/ (read-only: the demo sets no API token)`);
+      say(`  http       ${address}/metrics (Prometheus), /healthz, /readyz, /api, /docs`);
+    }
     say('  Ctrl-C stops the demo.');
     say('');
     if (cast) {
