@@ -19,7 +19,7 @@ import { pino } from 'pino';
 import { chromium, type Page } from 'playwright-core';
 import { configSchema } from '../src/config/schema.js';
 import { startDaemon } from '../src/daemon/index.js';
-import { DEMO_CLIENT } from '../src/demo/config.js';
+import { demoConfigInput } from '../src/demo/config.js';
 import { deletePrefixKeys, findRedis } from '../src/demo/redis.js';
 import { startSimulator } from '../src/simulator/index.js';
 import { buildConsole, ROOT } from './build-console.js';
@@ -68,34 +68,10 @@ async function main(): Promise<void> {
   const sim = await startSimulator({ vehicles: 12, robots: 4, seed: 7, behaviours: false });
   const held = await standIn(429, { 'retry-after': '3600' });
   const broken = await standIn(500);
+  // The demo's config (pollers every second or two, thresholds of one or two), with receivers
+  // that fail and hold, so the delivery page has something to show.
   const config = configSchema.parse({
-    installation: 'demo',
-    upstream: {
-      base_url: sim.url,
-      robot_base_url: sim.url,
-      auth_url: sim.url,
-      client_id: DEMO_CLIENT.id,
-      client_secret: DEMO_CLIENT.secret,
-    },
-    redis: { url: redis.url, prefix },
-    log: { level: 'silent' },
-    pollers: {
-      vehicles: { interval: '1s' },
-      power: { interval: '1s' },
-      robots: { interval: '1s' },
-      robot_health: { interval: '1s' },
-      robot_feedback: { interval: '2s' },
-      robot_lease: { interval: '2s' },
-      robot_command_queue: { interval: '2s' },
-      robot_config: { interval: '5s' },
-      upstream: { interval: '10s' },
-    },
-    detectors: {
-      vpn: { failure_threshold: 1, success_threshold: 1 },
-      health: { failure_threshold: 1, success_threshold: 1 },
-      reachability: { failure_threshold: 1, success_threshold: 1 },
-      power: { stuck_after: '30s', stale_after: '24h' },
-    },
+    ...demoConfigInput({ simulatorUrl: sim.url, redisUrl: redis.url, prefix, logLevel: 'silent' }),
     receivers: [
       { kind: 'webhook', name: 'ops-bridge', url: broken.url, secrets: [whsec()], retry_schedule: ['0s'] },
       { kind: 'webhook', name: 'pager', url: held.url, secrets: [whsec()], max_hold: '2h' },

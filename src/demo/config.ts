@@ -44,8 +44,13 @@ export interface DemoConfigOptions {
  * `fleetwatch run` would make of it.
  */
 export function demoConfig(options: DemoConfigOptions): Config {
+  return configSchema.parse(demoConfigInput(options));
+}
+
+/** The demo's config as a config file would hold it, for a caller that changes parts before parsing. */
+export function demoConfigInput(options: DemoConfigOptions) {
   const url = options.simulatorUrl;
-  const raw = {
+  return {
     installation: 'demo',
     upstream: {
       base_url: url,
@@ -98,5 +103,4 @@ export function demoConfig(options: DemoConfigOptions): Config {
       },
     },
   };
-  return configSchema.parse(raw);
 }
