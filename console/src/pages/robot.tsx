@@ -7,6 +7,7 @@ import { age } from '../lib/time.js';
 import { useApi } from '../lib/use-api.js';
 import {
   Action,
+  type ActionProps,
   EntityFrame,
   type Outcome,
   OutcomeLine,
@@ -67,20 +68,6 @@ export function RobotPage({ route, access }: PageProps) {
   const entity = useEntity<RobotView>('robot', id);
   const [outcome, setOutcome] = useState<Outcome>();
   const [transferTo, setTransferTo] = useState('');
-  const [route_, setRoute] = useState('');
-  const [zoneSet, setZoneSet] = useState('');
-  const operate = mayOperate(access);
-  // The robot's own lists, asked live (only for a session that may load one).
-  const routes = useApi(
-    (signal) =>
-      operate ? api<RobotAnswer>(`${base}/routes`, { signal }).then(namesOf) : Promise.resolve([]),
-    [id, operate],
-  );
-  const zoneSets = useApi(
-    (signal) =>
-      operate ? api<RobotAnswer>(`${base}/zone_sets`, { signal }).then(namesOf) : Promise.resolve([]),
-    [id, operate],
-  );
 
   useEffect(() => {
     setOutcome(undefined);
@@ -163,7 +150,7 @@ export function RobotPage({ route, access }: PageProps) {
             aria-label="Transfer the lease to"
             placeholder="user to transfer to"
             value={transferTo}
-            disabled={!operate}
+            disabled={!mayOperate(access)}
             onInput={(event) => setTransferTo((event.target as HTMLInputElement).value)}
           />
           <Action
@@ -197,60 +184,79 @@ export function RobotPage({ route, access }: PageProps) {
             </Action>
           ))}
         </fieldset>
-        <fieldset class="actions-group">
-          <legend>Route</legend>
-          <select
-            aria-label="Route to load"
-            value={route_}
-            disabled={!operate}
-            onChange={(event) => setRoute((event.target as HTMLSelectElement).value)}
-          >
-            <option value="">{routes.loading ? 'routes…' : 'choose a route'}</option>
-            {routes.value?.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-          <Action
-            {...action}
-            label="Load route"
-            ready={route_ !== ''}
-            title={`Load route ${route_} on ${id}?`}
-            run={send(`/routes/${encodeURIComponent(route_)}/load`, `Route ${route_} loaded`)}
-          >
-            <p>The robot navigates by route {route_} from now on.</p>
-          </Action>
-          <ErrorLine error={routes.error} />
-        </fieldset>
-        <fieldset class="actions-group">
-          <legend>Zone set</legend>
-          <select
-            aria-label="Zone set to load"
-            value={zoneSet}
-            disabled={!operate}
-            onChange={(event) => setZoneSet((event.target as HTMLSelectElement).value)}
-          >
-            <option value="">{zoneSets.loading ? 'zone sets…' : 'choose a zone set'}</option>
-            {zoneSets.value?.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-          <Action
-            {...action}
-            label="Load zone set"
-            ready={zoneSet !== ''}
-            title={`Load zone set ${zoneSet} on ${id}?`}
-            run={send(`/zone_sets/${encodeURIComponent(zoneSet)}/load`, `Zone set ${zoneSet} loaded`)}
-          >
-            <p>The robot uses zone set {zoneSet} from now on.</p>
-          </Action>
-          <ErrorLine error={zoneSets.error} />
-        </fieldset>
+        {LOADABLE.map((loadable) => (
+          <LoadFromList
+            key={loadable.collection}
+            {...loadable}
+            base={base}
+            id={id}
+            action={action}
+            send={send}
+          />
+        ))}
         <OutcomeLine outcome={outcome} />
       </section>
     </EntityFrame>
+  );
+}
+
+/** What a robot loads from its own lists: routes and zone sets. */
+const LOADABLE = [
+  { collection: 'routes', noun: 'route', legend: 'Route', effect: 'navigates by route' },
+  { collection: 'zone_sets', noun: 'zone set', legend: 'Zone set', effect: 'uses zone set' },
+] as const;
+
+/**
+ * Loading one of the robot's routes or zone sets: the robot's own list, asked live (only for a
+ * session that may load one), a choice from it, and the confirmed load.
+ */
+function LoadFromList(props: {
+  collection: string;
+  noun: string;
+  legend: string;
+  effect: string;
+  base: string;
+  id: string;
+  action: Pick<ActionProps, 'access' | 'onOutcome'>;
+  send: (path: string, text: string) => () => Promise<string>;
+}) {
+  const { collection, noun, base, id } = props;
+  const operate = mayOperate(props.action.access);
+  const [chosen, setChosen] = useState('');
+  const names = useApi(
+    (signal) =>
+      operate ? api<RobotAnswer>(`${base}/${collection}`, { signal }).then(namesOf) : Promise.resolve([]),
+    [base, collection, operate],
+  );
+  const Noun = noun.charAt(0).toUpperCase() + noun.slice(1);
+  return (
+    <fieldset class="actions-group">
+      <legend>{props.legend}</legend>
+      <select
+        aria-label={`${Noun} to load`}
+        value={chosen}
+        disabled={!operate}
+        onChange={(event) => setChosen((event.target as HTMLSelectElement).value)}
+      >
+        <option value="">{names.loading ? `${noun}s…` : `choose a ${noun}`}</option>
+        {names.value?.map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+      <Action
+        {...props.action}
+        label={`Load ${noun}`}
+        ready={chosen !== ''}
+        title={`Load ${noun} ${chosen} on ${id}?`}
+        run={props.send(`/${collection}/${encodeURIComponent(chosen)}/load`, `${Noun} ${chosen} loaded`)}
+      >
+        <p>
+          The robot {props.effect} {chosen} from now on.
+        </p>
+      </Action>
+      <ErrorLine error={names.error} />
+    </fieldset>
   );
 }
