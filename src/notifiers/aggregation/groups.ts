@@ -1,4 +1,5 @@
 import { EVENT } from '../../events/catalogue.js';
+import { incidentId } from '../../events/incident-ref.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
 import type { Notification } from '../notifier.js';
 import { type GroupRef, incidentOf, type Labels, maxSeverity, severityOf } from '../routing/labels.js';
@@ -115,10 +116,6 @@ export const RECHECK_MS = 1_000;
 
 export const notificationId: NotificationIdFn = (groupKey, createdAt, sequence) =>
   `${groupKey}~${createdAt.toString(36)}~${sequence}`;
-
-export function incidentId(subject: string, key: string): string {
-  return `${subject}#${key}`;
-}
 
 const REMOVED_TYPES = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
 
