@@ -96,3 +96,80 @@ function describeAcknowledgement(event: Pick<FleetEvent, 'type' | 'data'>): stri
   const phrase = findEntry(firing)?.says.one ?? firing;
   return `${name} ${phrase}: acknowledged by ${String(by)}: ${String(comment)}`;
 }
+
+/** How people call the entities of a kind: `Vehicle` / `Vehicles` as labels, `vehicle` / `vehicles` in sentences. */
+export interface Noun {
+  label: string;
+  labelMany: string;
+  one: string;
+  many: string;
+}
+
+const NOUNS: Record<string, Noun> = {
+  vehicle: { label: 'Vehicle', labelMany: 'Vehicles', one: 'vehicle', many: 'vehicles' },
+  robot: { label: 'Robot', labelMany: 'Robots', one: 'robot', many: 'robots' },
+  upstream: { label: 'Upstream', labelMany: 'Upstreams', one: 'upstream', many: 'upstreams' },
+  receiver: { label: 'Receiver', labelMany: 'Receivers', one: 'receiver', many: 'receivers' },
+  store: { label: 'Store', labelMany: 'Stores', one: 'store', many: 'stores' },
+  incident: { label: 'Incident', labelMany: 'Incidents', one: 'incident', many: 'incidents' },
+};
+const ENTITY: Noun = { label: 'Entity', labelMany: 'Entities', one: 'entity', many: 'entities' };
+
+/** The entity an event is about, from its `subject` (`vehicle/veh-0003` → vehicle, veh-0003). */
+export function entityOf(subject: string): { kind: string; id: string; noun: Noun } {
+  const slash = subject.indexOf('/');
+  const kind = slash === -1 ? '' : subject.slice(0, slash);
+  return { kind, id: subject.slice(slash + 1), noun: NOUNS[kind] ?? ENTITY };
+}
+
+/**
+ * What a group of entities did, in the plural (the catalogue's `says.many`): `40 vehicles lost
+ * their VPN connection`; `1 vehicle …` is left to `describeEvent`.
+ */
+export function groupPhrase(type: string, count: number, noun: Noun): string {
+  const what = count === 1 ? noun.one : noun.many;
+  const entry = findEntry(type);
+  if (!entry) return `${count} ${what}: ${type}`;
+  return `${count} ${what} ${entry.says.many}`;
+}
+
+/**
+ * The title of several events told together (a notification): one event's sentence; one subject's
+ * latest with the count; `3 vehicles lost their VPN connection` for one type; else the counts.
+ */
+export function describeEvents(events: readonly FleetEvent[]): string {
+  const first = events[0];
+  if (!first) return 'No events';
+  if (events.length === 1) return describeEvent(first);
+  const types = new Set(events.map((event) => event.type));
+  const subjects = new Set(events.map((event) => event.subject));
+  const entity = entityOf(first.subject);
+  if (types.size === 1) {
+    if (subjects.size === 1) return `${describeEvent(events.at(-1) ?? first)} (${events.length} events)`;
+    return groupPhrase(first.type, subjects.size, entity.noun);
+  }
+  const kinds = new Set(events.map((event) => entityOf(event.subject).kind));
+  const what = kinds.size === 1 ? `${entity.noun.one} events` : 'fleet events';
+  return `${events.length} ${what} (${types.size} types)`;
+}
+
+/** `previous → current`, or just `current` when there was no previous; hidden values are not shown. */
+export function describeChange(event: Pick<FleetEvent, 'type' | 'data'>): string | undefined {
+  const data = event.data;
+  if (findEntry(event.type)?.hidesValues) return undefined;
+  const hasPrevious = 'previous' in data && data.previous !== undefined;
+  const hasCurrent = 'current' in data && data.current !== undefined;
+  if (hasPrevious && hasCurrent) return `${renderValue(data.previous)} → ${renderValue(data.current)}`;
+  if (hasCurrent) return renderValue(data.current);
+  return undefined;
+}
+
+/** Since when the state an event reports holds (ISO 8601): `since`, `pendingSince` or `missingSince`. */
+export function sinceOf(event: Pick<FleetEvent, 'data'>): string | undefined {
+  const data = event.data;
+  for (const key of ['since', 'pendingSince', 'missingSince'] as const) {
+    const value = data[key];
+    if (typeof value === 'string' && value !== '') return value;
+  }
+  return undefined;
+}

@@ -1,3 +1,4 @@
+import { escapeHtml } from '../lib/text.js';
 import type { OpenApiDocument } from './openapi.js';
 
 /**
@@ -7,18 +8,6 @@ import type { OpenApiDocument } from './openapi.js';
  */
 
 type Json = Record<string, unknown>;
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
-}
 
 /** Markdown's inline code and bold, the only markup the descriptions use; the rest is text. */
 function inline(text: string): string {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { entityOf } from '../events/describe.js';
 import type { FleetEvent, Severity } from '../events/types.js';
 import { durationField } from '../lib/fields.js';
 import type { RetryPolicy, RetryPolicyOverrides } from '../lib/retry-policy.js';
@@ -129,4 +130,49 @@ export function attemptLogFields(
     status: outcome.status,
     durationMs: Math.round(performance.now() - startedAt),
   };
+}
+
+/**
+ * Links from a message into the web console (`console.url`): the console's hash routes
+ * (`#/incidents`, `#/incidents/<id>`, `#/vehicle/<id>`, `#/robot/<id>`). One event links to its
+ * vehicle or robot (an acknowledgement to its incident); a group to the Incidents page, and to the
+ * entity too when every event is about the same one. A link too long to stay readable is left out.
+ * Each kind writes them in its own markup (Slack's `<url|label>`, an email's `<a href>`).
+ */
+
+/** Longest link kept (a message line is for reading). */
+export const MAX_LINK_LENGTH = 500;
+
+const ENTITY_PAGES = new Set(['vehicle', 'robot']);
+
+export interface ConsoleLink {
+  url: string;
+  label: string;
+}
+
+/** `<base>/#/<page>/<param>…`, each part percent-encoded as the console's router reads it. */
+export function consolePageUrl(base: string, page: string, ...params: string[]): string {
+  return `${base}/#/${[page, ...params.map((param) => encodeURIComponent(param))].join('/')}`;
+}
+
+function linkOfSubject(base: string, event: FleetEvent): ConsoleLink | undefined {
+  const { kind, id, noun } = entityOf(event.subject);
+  if (id === '' || kind === '') return undefined;
+  if (ENTITY_PAGES.has(kind)) return { url: consolePageUrl(base, kind, id), label: `${noun.one} ${id}` };
+  if (kind === 'incident') return { url: consolePageUrl(base, 'incidents', id), label: 'the incident' };
+  return undefined;
+}
+
+/** The console pages a notification links to, given `console.url` as `base`. */
+export function consoleLinks(notification: Notification, base: string): ConsoleLink[] {
+  const events = notification.events;
+  const first = events[0];
+  if (!first) return [];
+  const links: ConsoleLink[] = [];
+  if (events.length > 1) links.push({ url: consolePageUrl(base, 'incidents'), label: 'incidents' });
+  if (events.every((event) => event.subject === first.subject)) {
+    const link = linkOfSubject(base, first);
+    if (link) links.push(link);
+  }
+  return links.filter((link) => link.url.length <= MAX_LINK_LENGTH);
 }

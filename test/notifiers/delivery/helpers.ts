@@ -131,7 +131,7 @@ export class JobWatch {
 
 export interface StartOptions {
   name: string;
-  kind: 'slack' | 'webhook';
+  kind: string;
   notifier: Notifier;
   policy: RetryPolicy;
   tuning?: DeliveryWorkerTuning;

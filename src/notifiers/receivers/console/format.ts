@@ -1,5 +1,6 @@
 import { describeEvent } from '../../../events/describe.js';
 import type { FleetEvent, Severity } from '../../../events/types.js';
+import { oneLine } from '../../../lib/text.js';
 import type { Notification } from '../../notifier.js';
 
 export interface ConsoleFormatOptions {
@@ -25,12 +26,6 @@ function localClock(iso: string): string {
   if (Number.isNaN(date.getTime())) return '--:--:--';
   const two = (n: number) => String(n).padStart(2, '0');
   return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
-}
-
-/** One line: never let an event's text break the layout (or write control characters). */
-function oneLine(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
-  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ');
 }
 
 function markOf(notification: Notification, color: boolean): string {

@@ -1,11 +1,20 @@
-import { catalogueEntry, findEntry, isFleetEventType } from '../../../events/catalogue.js';
-import { describeDuration, describeEvent, renderValue } from '../../../events/describe.js';
+import { catalogueEntry, isFleetEventType } from '../../../events/catalogue.js';
+import {
+  describeChange,
+  describeDuration,
+  describeEvent,
+  describeEvents,
+  entityOf,
+  groupPhrase,
+  type Noun,
+  sinceOf,
+} from '../../../events/describe.js';
 import type { FleetEvent, Severity } from '../../../events/types.js';
+import { shortenId, truncate } from '../../../lib/text.js';
 import type { Notification } from '../../notifier.js';
 import { consoleLinksText } from './console-links.js';
 import { SLACK_LIMITS } from './limits.js';
-import { code, escapeMrkdwn, shortenId, slackDate, truncate } from './mrkdwn.js';
-import { entityOf, groupPhrase, type Noun } from './phrases.js';
+import { code, escapeMrkdwn, slackDate } from './mrkdwn.js';
 
 /**
  * The Slack message of one notification: Block Kit blocks plus the plain-text `text` Slack shows
@@ -98,23 +107,7 @@ function titleOf(notification: Notification): string {
       : notification.reminder
         ? `Still firing (reminder ${notification.reminder.count}): `
         : '';
-  return prefix + subjectLine(notification.events);
-}
-
-function subjectLine(events: readonly FleetEvent[]): string {
-  const first = events[0];
-  if (!first) return 'No events';
-  if (events.length === 1) return describeEvent(first);
-  const types = new Set(events.map((event) => event.type));
-  const subjects = new Set(events.map((event) => event.subject));
-  const entity = entityOf(first.subject);
-  if (types.size === 1) {
-    if (subjects.size === 1) return `${describeEvent(events.at(-1) ?? first)} (${events.length} events)`;
-    return groupPhrase(first.type, subjects.size, entity.noun);
-  }
-  const kinds = new Set(events.map((event) => entityOf(event.subject).kind));
-  const what = kinds.size === 1 ? `${entity.noun.one} events` : 'fleet events';
-  return `${events.length} ${what} (${types.size} types)`;
+  return prefix + describeEvents(notification.events);
 }
 
 function reminderBlock(notification: Notification): SlackBlock | undefined {
@@ -157,7 +150,7 @@ function detailFields(event: FleetEvent): MrkdwnObject[] {
   const data = event.data;
   const entity = entityOf(event.subject);
   const fields: Array<[string, string]> = [[entity.noun.label, code(shortenId(entity.id, ID_SHARE * 4))]];
-  const change = changeOf(event);
+  const change = describeChange(event);
   if (change) fields.push(['State', escapeMrkdwn(truncate(change, VALUE_SHARE * 4))]);
   if (typeof data.part === 'string') fields.push(['Part', escapeMrkdwn(truncate(data.part, VALUE_SHARE))]);
   if (typeof data.requested === 'string') {
@@ -186,26 +179,6 @@ function detailFields(event: FleetEvent): MrkdwnObject[] {
     .map(([label, value]) => mrkdwn(`*${label}*\n${value}`, SLACK_LIMITS.fieldText));
 }
 
-/** `previous → current`, or just `current` when there was no previous; hashes are not shown. */
-function changeOf(event: FleetEvent): string | undefined {
-  const data = event.data;
-  if (findEntry(event.type)?.hidesValues) return undefined;
-  const hasPrevious = 'previous' in data && data.previous !== undefined;
-  const hasCurrent = 'current' in data && data.current !== undefined;
-  if (hasPrevious && hasCurrent) return `${renderValue(data.previous)} → ${renderValue(data.current)}`;
-  if (hasCurrent) return renderValue(data.current);
-  return undefined;
-}
-
-function sinceOf(event: FleetEvent): string | undefined {
-  const data = event.data;
-  for (const key of ['since', 'pendingSince', 'missingSince'] as const) {
-    const value = data[key];
-    if (typeof value === 'string' && value !== '') return value;
-  }
-  return undefined;
-}
-
 function errorOf(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   const { code: errorCode, status } = value as { code?: unknown; status?: unknown };
@@ -223,7 +196,7 @@ function groupBlocks(notification: Notification, maxListed: number, links: strin
   const fixed = 1 + (notification.reminder && notification.status !== 'resolved' ? 1 : 0) + 2;
   // One block stays free for `…and N more`.
   const listBudget = SLACK_LIMITS.blocks - fixed - 1;
-  const uniformChange = sameType && new Set(events.map((event) => changeOf(event) ?? '')).size === 1;
+  const uniformChange = sameType && new Set(events.map((event) => describeChange(event) ?? '')).size === 1;
   const lines: string[] = [];
   for (const event of events.slice(0, maxListed)) {
     lines.push(sameType ? compactLine(event, !uniformChange) : sentenceLine(event));
@@ -247,7 +220,7 @@ function sharedFields(events: readonly FleetEvent[], severity: Severity): SlackB
     ['Event', code(truncate(first.type, ID_SHARE))],
     [entity.noun.labelMany, `${subjects}${subjects === events.length ? '' : ` (${events.length} events)`}`],
   ];
-  const changes = new Set(events.map((event) => changeOf(event) ?? ''));
+  const changes = new Set(events.map((event) => describeChange(event) ?? ''));
   const [change] = changes;
   if (changes.size === 1 && change) fields.push(['State', escapeMrkdwn(truncate(change, VALUE_SHARE * 4))]);
   fields.push(['First', slackDate(first.time)]);
@@ -283,7 +256,7 @@ function typeCounts(events: readonly FleetEvent[]): SlackBlock {
 /** `• `veh-0003` · since <date>`: the entity, its change when it differs, and when. */
 function compactLine(event: FleetEvent, withChange: boolean): string {
   const entity = entityOf(event.subject);
-  const change = withChange ? changeOf(event) : undefined;
+  const change = withChange ? describeChange(event) : undefined;
   const parts = [`• ${code(shortenId(entity.id, ID_SHARE))}`];
   if (change) parts.push(escapeMrkdwn(truncate(change, VALUE_SHARE)));
   parts.push(timingOf(event));

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { FLEET_EVENT_TYPES } from '../../../../src/events/catalogue.js';
 import { describeEvent } from '../../../../src/events/describe.js';
 import type { FleetEvent } from '../../../../src/events/types.js';
+import { truncate } from '../../../../src/lib/text.js';
 import {
   buildSlackMessage,
   type SlackBlock,
   type SlackMessage,
 } from '../../../../src/notifiers/receivers/slack/blocks.js';
 import { SLACK_LIMITS } from '../../../../src/notifiers/receivers/slack/limits.js';
-import { truncate } from '../../../../src/notifiers/receivers/slack/mrkdwn.js';
 import { validateSlackPayload } from '../../../support/slack-standin.js';
 import { acknowledged, event, notification, vehicleId, vehicles, vpnBack, vpnLost } from './fixtures.js';
 
