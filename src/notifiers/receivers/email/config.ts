@@ -46,8 +46,11 @@ const HOSTNAME = z.regexes.hostname;
 const EMAIL = z.regexes.email;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
-/** `Display Name <address>`, the name optionally quoted. */
-const NAMED = /^\s*(?:"([^"]*)"|([^<>"]*?))\s*<([^<>\s]+)>\s*$/;
+/**
+ * `Display Name <address>`, the name optionally quoted; an unquoted name has no `,` or `;`, which
+ * would split it into two recipients on the way out.
+ */
+const NAMED = /^\s*(?:"([^"\\]*)"|([^<>",;]*?))\s*<([^<>\s]+)>\s*$/;
 
 /** A host name or an IP address (IPv6 without brackets). */
 function isHost(value: string): boolean {

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { z } from 'zod';
 import { parseProblems } from '../../../../src/lib/issues.js';
 import { REDACTED } from '../../../../src/log/secrets.js';
@@ -91,6 +93,11 @@ describe('email receiver config', () => {
       'receivers[0].to[1]: must be an email address such as ops@example.com or "Fleet ops <ops@example.com>"; got oncall@',
       'receivers[0].to[2]: repeats an earlier address',
     ]);
+    expect(
+      problems({ ...VALID, to: ['Fleet, ops <ops@example.com>', '"Fleet, ops" <ops2@example.com>'] }),
+    ).toEqual([
+      'receivers[0].to[0]: must be an email address such as ops@example.com or "Fleet ops <ops@example.com>"; got "Fleet, ops <ops@example.com>"',
+    ]);
     expect(problems({ ...VALID, to: [] })).toEqual(['receivers[0].to: must list at least one address']);
     const many = Array.from({ length: 51 }, (_, index) => `ops${index}@example.com`);
     expect(problems({ ...VALID, to: many })).toEqual(['receivers[0].to: must list at most 50 addresses']);
@@ -156,5 +163,22 @@ describe('email receiver config', () => {
       600_000,
       undefined,
     ]);
+  });
+
+  it('the README example and the commented one in examples/fleetwatch.yaml are valid receivers', () => {
+    const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('<a id="email"></a>'));
+    const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const example = readFileSync(new URL('../../../../examples/fleetwatch.yaml', import.meta.url), 'utf8');
+    const commented = example
+      .split('\n')
+      .filter((line) => line.startsWith('# receivers:') || line.startsWith('#   '))
+      .map((line) => line.slice(2))
+      .join('\n');
+    for (const text of [block, commented]) {
+      const { receivers } = parse(text.replaceAll('${SMTP_PASSWORD}', PASSWORD)) as { receivers: unknown[] };
+      expect(receivers).toHaveLength(1);
+      expect(problems(receivers[0] as Record<string, unknown>)).toEqual([]);
+    }
   });
 });
