@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ExitCode } from '../../src/cli/exit-codes.js';
+import { NOTIFIER_FACTORIES } from '../../src/notifiers/receivers/kinds.js';
 import { runCli } from '../support/cli.js';
+
+/** Every kind the `receivers:` schema knows, as its problem lists them. */
+const KNOWN_KINDS = NOTIFIER_FACTORIES.map((factory) => `"${factory.kind}"`).join(', ');
 
 /**
  * Values nobody means, refused by `fleetwatch config check` (the path `fleetwatch run` takes too)
@@ -175,7 +179,7 @@ const ABSURD: Array<[string, Section, string]> = [
   [
     'a receiver of no known kind',
     { receivers: [{ kind: 'pager', name: 'p' }] },
-    'receivers[0].kind: expected one of "slack", "webhook", "console"; got pager',
+    `receivers[0].kind: expected one of ${KNOWN_KINDS}; got pager`,
   ],
 ];
 

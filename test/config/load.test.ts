@@ -6,6 +6,10 @@ import { ConfigError, loadConfig, maskConfig, parseConfig } from '../../src/conf
 import { registerConfigSecrets } from '../../src/config/mask.js';
 import { parseDuration } from '../../src/lib/duration.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
+import { NOTIFIER_FACTORIES } from '../../src/notifiers/receivers/kinds.js';
+
+/** Every kind the `receivers:` schema knows, as its problem lists them. */
+const KNOWN_KINDS = NOTIFIER_FACTORIES.map((factory) => `"${factory.kind}"`).join(', ');
 
 const VALID = `
 upstream:
@@ -212,7 +216,7 @@ describe('receivers', () => {
         env,
       ),
     ).toEqual([
-      'receivers[0].kind: expected one of "slack", "webhook", "console"; got pager',
+      `receivers[0].kind: expected one of ${KNOWN_KINDS}; got pager`,
       'receivers[1].url: must be an http(s) URL',
       'receivers[1].secrets[0]: must be a whsec_ secret with 24 to 64 bytes of base64',
     ]);
