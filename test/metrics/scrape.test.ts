@@ -55,16 +55,13 @@ describe('fleet gauges at scrape time', () => {
     const store = fakeStore(40_000);
     const metrics = createMetrics({ perEntity: true, fleetCacheMs: 60_000, defaultMetrics: false });
     metrics.bind({ store });
-    const started = performance.now();
     const text = await metrics.registry.metrics();
-    const elapsed = performance.now() - started;
     // One read of both membership lists, then 80,000 signal snapshots 1,000 at a time.
     expect(store.reads).toBe(1 + 80);
     expect(store.refsRead).toBe(2 + 80_000);
     expect(text).toContain('fleetwatch_vehicles{vpn="disconnected"} 13334');
     expect(text).toContain('fleetwatch_vehicles{vpn="connected"} 26666');
     expect(text).toContain('fleetwatch_vehicle_vpn_connected{vehicle="V-039998"} 1');
-    expect(elapsed).toBeLessThan(10_000);
     // Within fleet_cache a scrape reads nothing.
     await metrics.registry.metrics();
     expect(store.reads).toBe(81);
