@@ -31,8 +31,15 @@ describe.skipIf(!promtool)('promtool check metrics', () => {
   it('reports nothing on a full exposition (every family with samples, per-entity series on)', async () => {
     const metrics = await populatedMetrics(true);
     const text = await metrics.registry.metrics();
-    expect(text).toContain('fleetwatch_vehicle_power_state{vehicle="V-1",state="on"} 1');
-    expect(text).toContain('fleetwatch_notification_delivery_seconds_count{receiver="ops"} 1');
+    expect(text).toContain(
+      'fleetwatch_vehicle_power_state{vehicle="V-1",state="on",installation="plant-7"} 1',
+    );
+    expect(text).toContain(
+      'fleetwatch_notification_delivery_seconds_count{installation="plant-7",receiver="ops"} 1',
+    );
+    expect(text).toContain('fleetwatch_receiver_disabled{receiver="ops",installation="plant-7"} 1');
+    expect(text).toContain('fleetwatch_upstream_degraded{upstream="robots",installation="plant-7"} 1');
+    expect(text).toContain('fleetwatch_build_info{version=');
     expect(check(text)).toEqual({ status: 0, output: '' });
   });
 
