@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { installedCommand } from '../support/installed.js';
 import { populatedMetrics } from './exposition.js';
 
 /**
@@ -8,13 +9,7 @@ import { populatedMetrics } from './exposition.js';
  * installs it. Without it this test is skipped, and says so.
  */
 
-function findPromtool(): string | undefined {
-  const found = spawnSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' });
-  const path = found.stdout.trim();
-  return found.status === 0 && path ? path : undefined;
-}
-
-const promtool = findPromtool();
+const promtool = installedCommand('promtool');
 if (!promtool) {
   console.warn(
     'test/metrics/promtool.test.ts: SKIPPED — promtool is not installed (apt-get install prometheus), ' +
