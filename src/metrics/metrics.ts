@@ -178,12 +178,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const queued = counter('notificationsQueued');
   const suppressed = counter('notificationsSuppressed');
   const outcomes = counter('notifications');
+  const deliveryTime = histogram('notificationDelivery');
+  const sendTime = histogram('notificationSendDuration');
   const notifications = createNotificationMetrics({
     queued,
     suppressed,
     outcomes,
-    delivery: histogram('notificationDelivery'),
-    send: histogram('notificationSendDuration'),
+    delivery: deliveryTime,
+    send: sendTime,
     now,
   });
 
@@ -245,6 +247,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
   for (const receiver of options.receivers ?? []) {
     queued.inc({ receiver }, 0);
     for (const outcome of DELIVERY_OUTCOMES) outcomes.inc({ receiver, outcome }, 0);
+    // Histograms too: a receiver's first delivery then shows in rate() and the latency quantiles.
+    deliveryTime.zero({ receiver });
+    sendTime.zero({ receiver });
   }
   for (const source of ['fleet', 'queues']) collectErrors.inc({ source }, 0);
   const redisState = gauge('redisState');
