@@ -31,11 +31,9 @@ describe('README', () => {
 
   it('lists every metric of the catalogue with its type and labels', () => {
     for (const metric of METRIC_DEFINITIONS) {
-      const name = metric.perEntity ? `\`${metric.name}\`\\*` : `\`${metric.name}\``;
+      const name = `\`${metric.name}\`${metric.perEntity ? '\\*' : ''}`;
       const labels = metric.labels.length > 0 ? metric.labels.join(', ') : '—';
-      expect(readme, metric.name).toMatch(
-        new RegExp(`\\| ${escape(name)} \\| ${metric.type} \\| ${labels} \\|`),
-      );
+      expect(readme, metric.name).toContain(`| ${name} | ${metric.type} | ${labels} |`);
     }
   });
 
@@ -44,7 +42,3 @@ describe('README', () => {
     expect(readme).toContain('npm ci && npm test');
   });
 });
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
