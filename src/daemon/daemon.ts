@@ -21,6 +21,7 @@ import {
   type DeliveryServiceOptions,
   startDelivery,
 } from '../notifiers/delivery/delivery-service.js';
+import { DisabledReceivers } from '../notifiers/delivery/disabled-receivers.js';
 import { ReceiverHolds } from '../notifiers/delivery/holds.js';
 import { EntityOrder, orderMaxWait } from '../notifiers/dispatch/entity-order.js';
 import { createEventsWorker } from '../notifiers/dispatch/events-worker.js';
@@ -129,6 +130,7 @@ function metricsFor(config: Config, options: { now: () => number; logger: Logger
   return createMetrics({
     perEntity: config.metrics.per_entity,
     fleetCacheMs: config.metrics.fleet_cache,
+    installation: config.installation,
     pollers,
     receivers: config.receivers.map((receiver) => receiver.name),
     now: options.now,
@@ -359,6 +361,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
             })),
           ],
           holds: new ReceiverHolds({ redis: producer, prefix }),
+          disabled: new DisabledReceivers({ redis: producer, prefix }),
         }),
       stop: () => metrics.unbind(),
     },

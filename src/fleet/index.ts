@@ -27,3 +27,4 @@ export {
   readMembership,
   type VehicleView,
 } from './read-model.js';
+export { readThreshold, stateV1 } from './states.js';

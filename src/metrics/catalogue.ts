@@ -83,6 +83,12 @@ export const METRICS = {
     labels: ['poller'],
     help: 'Poll jobs that finished after the next tick of their poller had started.',
   },
+  pollInterval: {
+    name: 'fleetwatch_poll_interval_seconds',
+    type: 'gauge',
+    labels: ['poller'],
+    help: 'The configured interval of each scheduled poller (pollers.<name>.interval), for judging poll lag and duration against it.',
+  },
   pollObservations: {
     name: 'fleetwatch_poll_observations_total',
     type: 'counter',
@@ -161,6 +167,12 @@ export const METRICS = {
     labels: ['receiver'],
     help: 'Unix time until which a receiver is held (nothing is sent to it until then or fleetwatch receiver resume); 0 when it is not held.',
   },
+  receiverDisabled: {
+    name: 'fleetwatch_receiver_disabled',
+    type: 'gauge',
+    labels: ['receiver'],
+    help: 'Per receiver: 1 while it is disabled (it answered that it is gone; fleetwatch receiver enable turns it on again), 0 otherwise.',
+  },
   receiverHoldInfo: {
     name: 'fleetwatch_receiver_hold_info',
     type: 'gauge',
@@ -217,7 +229,14 @@ export const METRICS = {
     name: 'fleetwatch_metrics_collect_errors_total',
     type: 'counter',
     labels: ['source'],
-    help: "Scrape-time reads that failed or got no answer within 500 ms (fleet; queues, with the receivers' holds); the gauges then keep their last values.",
+    help: "Scrape-time reads that failed or got no answer within 500 ms (fleet, with the upstreams' health; queues, with the receivers' holds and disabled flags); the gauges then keep their last values.",
+  },
+
+  upstreamDegraded: {
+    name: 'fleetwatch_upstream_degraded',
+    type: 'gauge',
+    labels: ['upstream'],
+    help: 'Per upstream (token, fleet, robots): 1 while its monitor.upstream.degraded incident is open, 0 otherwise.',
   },
 
   // Redis.

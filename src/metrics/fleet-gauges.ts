@@ -7,8 +7,11 @@ import {
   HEALTH_STATUSES,
   POWER_LABELS,
   readFleet,
+  readThreshold,
+  stateV1,
   VPN_STATUSES,
 } from '../fleet/index.js';
+import { UPSTREAM_NAMES, type UpstreamName, upstreamRef } from '../pollers/upstream-windows.js';
 import { ScrapedGauges } from './cache.js';
 
 /**
@@ -19,13 +22,34 @@ import { ScrapedGauges } from './cache.js';
  * read, the gauges keep the last reading (`fleetwatch_fleet_read_timestamp_seconds` shows its
  * age) and `fleetwatch_metrics_collect_errors_total{source="fleet"}` counts the failure; before
  * the first good reading they show nothing.
+ *
+ * The same reading holds the monitor's own upstream health (`fleetwatch_upstream_degraded`): the
+ * `upstream` poller's snapshots (`fleet` ref `upstream/<name>`), alerting exactly while their
+ * `monitor.upstream.degraded` incident is open, since the commit that fires it also stores it.
  */
+
+/** A fleet reading plus, per upstream, whether it is degraded (not before its first bad windows). */
+export interface FleetGaugeReading {
+  fleet: FleetReading;
+  degraded: ReadonlyMap<UpstreamName, boolean>;
+}
+
+async function readDegraded(store: FleetStore): Promise<Map<UpstreamName, boolean>> {
+  const records = await store.read(UPSTREAM_NAMES.map(upstreamRef));
+  const out = new Map<UpstreamName, boolean>();
+  UPSTREAM_NAMES.forEach((name, index) => {
+    const health = readThreshold(stateV1(records[index]?.state)?.health);
+    out.set(name, health?.alerting === true);
+  });
+  return out;
+}
 
 export interface FleetGaugeSet {
   vehicles: Gauge<'vpn'>;
   vehiclesByPower: Gauge<'state'>;
   powerCommands: Gauge<'status'>;
   robots: Gauge<'health'>;
+  upstreamDegraded: Gauge<'upstream'>;
   readDuration: Gauge;
   readTimestamp: Gauge;
   /** Absent when per-entity series are off. */
@@ -48,7 +72,7 @@ export interface FleetGaugesOptions {
   logger?: Logger;
 }
 
-export class FleetGauges extends ScrapedGauges<FleetReading> {
+export class FleetGauges extends ScrapedGauges<FleetGaugeReading> {
   readonly #options: FleetGaugesOptions;
 
   constructor(options: FleetGaugesOptions) {
@@ -63,11 +87,22 @@ export class FleetGauges extends ScrapedGauges<FleetReading> {
   /** Where readings come from; `undefined` detaches (the gauges keep what they show). */
   bind(store: FleetStore | undefined): void {
     const now = this.#options.now;
-    this.readFrom(store ? () => readFleet(store, now ? { now } : {}) : undefined);
+    this.readFrom(
+      store
+        ? async () => {
+            const [fleet, degraded] = await Promise.all([
+              readFleet(store, now ? { now } : {}),
+              readDegraded(store),
+            ]);
+            return { fleet, degraded };
+          }
+        : undefined,
+    );
   }
 
-  protected apply(reading: FleetReading): void {
+  protected apply({ fleet: reading, degraded }: FleetGaugeReading): void {
     const { gauges } = this.#options;
+    for (const [upstream, is] of degraded) gauges.upstreamDegraded.set({ upstream }, is ? 1 : 0);
     const vpn = new Map(VPN_STATUSES.map((status) => [status, 0]));
     const power = new Map(POWER_LABELS.map((label) => [label, 0]));
     const commands = new Map(COMMAND_STATUSES.map((status) => [status, 0]));

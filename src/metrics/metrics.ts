@@ -5,6 +5,7 @@ import type { FleetEvent } from '../events/types.js';
 import type { FleetStore } from '../fleet/index.js';
 import { REDIS_STATES, type RedisState } from '../lib/redis-health.js';
 import type { DeliveryHook } from '../notifiers/delivery/delivery-worker.js';
+import type { DisabledReceivers } from '../notifiers/delivery/disabled-receivers.js';
 import type { ReceiverHolds } from '../notifiers/delivery/holds.js';
 import type { Notifier } from '../notifiers/notifier.js';
 import { POLLER_NAMES } from '../pollers/registry.js';
@@ -43,6 +44,11 @@ export interface MetricsOptions {
   collectTimeoutMs?: number;
   /** Interval (and start delay) per poller, for poll lag and overrun. */
   pollers?: Readonly<Partial<Record<string, PollTiming>>>;
+  /**
+   * The installation's name (`installation` of the config): an `installation` label on every
+   * series, so one Prometheus and one dashboard can tell installations apart. None when unset.
+   */
+  installation?: string;
   /** Receiver names, so their series exist (at 0) before the first notification. */
   receivers?: readonly string[];
   /** Clock of ticks and observation times (the daemon's); `Date.now` by default. */
@@ -60,6 +66,8 @@ export interface MetricsSources {
   queues?: readonly QueueSource[];
   /** The receivers' holds (of the delivery queues above). */
   holds?: Pick<ReceiverHolds, 'statuses'>;
+  /** The receivers' disabled flags (of the delivery queues above). */
+  disabled?: Pick<DisabledReceivers, 'status'>;
 }
 
 export interface MetricsHooks {
@@ -105,6 +113,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const cacheMs = options.fleetCacheMs ?? 5_000;
   const timeoutMs = options.collectTimeoutMs ?? DEFAULT_COLLECT_TIMEOUT_MS;
   const registers = [registry];
+  if (options.installation !== undefined) registry.setDefaultLabels({ installation: options.installation });
 
   const counter = <K extends MetricKey>(key: K): Counter<LabelsOf<K>> => {
     const def = METRICS[key];
@@ -169,12 +178,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const queued = counter('notificationsQueued');
   const suppressed = counter('notificationsSuppressed');
   const outcomes = counter('notifications');
+  const deliveryTime = histogram('notificationDelivery');
+  const sendTime = histogram('notificationSendDuration');
   const notifications = createNotificationMetrics({
     queued,
     suppressed,
     outcomes,
-    delivery: histogram('notificationDelivery'),
-    send: histogram('notificationSendDuration'),
+    delivery: deliveryTime,
+    send: sendTime,
     now,
   });
 
@@ -185,6 +196,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     deadLetters: gauge('deadLetters', collectQueues),
     heldUntil: gauge('receiverHeldUntil', collectQueues),
     holdInfo: gauge('receiverHoldInfo', collectQueues),
+    disabled: gauge('receiverDisabled', collectQueues),
     errors: collectErrors,
     cacheMs,
     timeoutMs,
@@ -198,6 +210,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       vehiclesByPower: gauge('vehiclesByPower', collectFleet),
       powerCommands: gauge('vehiclePowerCommands', collectFleet),
       robots: gauge('robots', collectFleet),
+      upstreamDegraded: gauge('upstreamDegraded', collectFleet),
       readDuration: gauge('fleetReadDuration', collectFleet),
       readTimestamp: gauge('fleetReadTimestamp', collectFleet),
       ...(options.perEntity
@@ -224,11 +237,19 @@ export function createMetrics(options: MetricsOptions): Metrics {
     (POLLER_NAMES as readonly string[]).includes(name),
   );
   for (const poller of pollers) for (const result of POLL_RESULTS) pollJobs.inc({ poller, result }, 0);
+  const pollInterval = gauge('pollInterval');
+  for (const poller of pollers) {
+    const intervalMs = options.pollers?.[poller]?.intervalMs;
+    if (intervalMs !== undefined) pollInterval.set({ poller }, intervalMs / 1000);
+  }
   for (const entry of CATALOGUE) eventsTotal.inc({ type: entry.type }, 0);
   for (const reason of SUPPRESSION_REASONS) suppressed.inc({ reason }, 0);
   for (const receiver of options.receivers ?? []) {
     queued.inc({ receiver }, 0);
     for (const outcome of DELIVERY_OUTCOMES) outcomes.inc({ receiver, outcome }, 0);
+    // Histograms too: a receiver's first delivery then shows in rate() and the latency quantiles.
+    deliveryTime.zero({ receiver });
+    sendTime.zero({ receiver });
   }
   for (const source of ['fleet', 'queues']) collectErrors.inc({ source }, 0);
   const redisState = gauge('redisState');
@@ -261,7 +282,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     instrumentNotifier: notifications.instrumentNotifier,
     bind(sources) {
       fleetGauges.bind(sources.store);
-      queueGauges.bind(sources.queues, sources.holds);
+      queueGauges.bind(sources.queues, { holds: sources.holds, disabled: sources.disabled });
     },
     unbind() {
       fleetGauges.bind(undefined);

@@ -1,36 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { allPanels, readDashboard, variableQuery } from './dashboard-model.js';
 import { familyOf, metricNamesIn } from './promql.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, ROOT), 'utf8');
 
-interface Target {
-  refId?: string;
-  expr?: string;
-  datasource?: { type?: string; uid?: string };
-}
-interface Panel {
-  id?: number;
-  type: string;
-  title?: string;
-  datasource?: { type?: string; uid?: string };
-  gridPos?: { x: number; y: number; w: number; h: number };
-  targets?: Target[];
-  panels?: Panel[];
-}
-
-const dashboard = JSON.parse(read('deploy/grafana/dashboards/fleetwatch.json')) as {
-  uid: string;
-  title: string;
-  panels: Panel[];
-};
-
-/** Every panel, those inside rows (collapsed rows keep theirs in `panels`) included. */
-function allPanels(panels: readonly Panel[]): Panel[] {
-  return panels.flatMap((panel) => [panel, ...allPanels(panel.panels ?? [])]);
-}
+const dashboard = readDashboard();
 const panels = allPanels(dashboard.panels);
 const queried = panels.filter((panel) => (panel.targets ?? []).length > 0);
 const byTitle = (title: string) => panels.find((panel) => panel.title === title);
@@ -171,25 +148,84 @@ describe('Grafana dashboard deploy/grafana/dashboards/fleetwatch.json', () => {
     expect(latency?.targets?.every((target) => target.expr?.startsWith('histogram_quantile('))).toBe(true);
   });
 
-  it('queries the provisioned Prometheus datasource by its uid', () => {
+  it('queries the Prometheus chosen in its datasource variable, and the provisioned one is the default', () => {
     const provisioned = parse(read('deploy/grafana/provisioning/datasources/prometheus.yaml')) as {
       apiVersion: number;
-      datasources: { uid: string; type: string; url: string }[];
+      datasources: { uid: string; type: string; url: string; isDefault?: boolean }[];
     };
     expect(provisioned.apiVersion).toBe(1);
     expect(provisioned.datasources).toHaveLength(1);
-    const [source] = provisioned.datasources;
-    expect(source).toMatchObject({ type: 'prometheus', url: 'http://prometheus:9090' });
-    expect(source?.uid).toMatch(/^[A-Za-z0-9_-]{1,40}$/);
+    expect(provisioned.datasources[0]).toMatchObject({
+      type: 'prometheus',
+      url: 'http://prometheus:9090',
+      isDefault: true,
+    });
+    const viaVariable = { type: 'prometheus', uid: '${datasource}' };
     for (const panel of queried) {
-      expect(panel.datasource, panel.title).toEqual({ type: 'prometheus', uid: source?.uid });
+      expect(panel.datasource, panel.title).toEqual(viaVariable);
       for (const target of panel.targets ?? []) {
-        expect(target.datasource ?? panel.datasource, `${panel.title} ${target.refId}`).toEqual({
-          type: 'prometheus',
-          uid: source?.uid,
-        });
+        expect(target.datasource ?? panel.datasource, `${panel.title} ${target.refId}`).toEqual(viaVariable);
       }
     }
+    // No data source of one Grafana is named anywhere.
+    expect(read('deploy/grafana/dashboards/fleetwatch.json')).not.toContain(provisioned.datasources[0]?.uid);
+  });
+
+  it('has the datasource, job, installation and instance variables, and every query filters on the three', () => {
+    const variables = dashboard.templating.list;
+    expect(variables.map((variable) => variable.name)).toEqual([
+      'datasource',
+      'job',
+      'installation',
+      'instance',
+    ]);
+    const [datasource, ...queries] = variables;
+    expect(datasource).toMatchObject({ type: 'datasource', query: 'prometheus' });
+    for (const variable of queries) {
+      expect(variable, variable.name).toMatchObject({
+        type: 'query',
+        datasource: { type: 'prometheus', uid: '${datasource}' },
+        includeAll: true,
+        multi: true,
+      });
+      expect(variableQuery(variable), variable.name).toMatch(
+        new RegExp(`^label_values\\(fleetwatch_build_info(\\{[^}]*\\})?, ${variable.name}\\)$`),
+      );
+    }
+    const unfiltered: string[] = [];
+    for (const panel of queried) {
+      for (const target of panel.targets ?? []) {
+        for (const selector of (target.expr ?? '').matchAll(/fleetwatch_[a-z_]+(\{[^}]*\})?/g)) {
+          const labels = selector[1] ?? '';
+          for (const filter of ['job=~"$job"', 'installation=~"$installation"', 'instance=~"$instance"']) {
+            if (!labels.includes(filter))
+              unfiltered.push(`"${panel.title}" ${target.refId}: ${selector[0]} lacks ${filter}`);
+          }
+        }
+      }
+    }
+    expect(unfiltered, unfiltered.join('\n')).toEqual([]);
+  });
+
+  it('imports through the UI: __inputs names a Prometheus input that becomes the default data source', () => {
+    expect(dashboard.__inputs).toEqual([
+      expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' }),
+    ]);
+    expect(dashboard.templating.list[0]?.current).toMatchObject({ value: '${DS_PROMETHEUS}' });
+    const required = new Set(dashboard.__requires.map((entry) => `${entry.type}:${entry.id}`));
+    expect(required).toContain('grafana:grafana');
+    expect(required).toContain('datasource:prometheus');
+    for (const panel of panels.filter((each) => each.type !== 'row')) {
+      expect(required, panel.title).toContain(`panel:${panel.type}`);
+    }
+  });
+
+  it('joins the power states of a vehicle with or: each vehicle exports only its current one', () => {
+    const [target] = byTitle('Power state per vehicle')?.targets ?? [];
+    const states = [...(target?.expr ?? '').matchAll(/state="(on|off|unknown)"/g)].map((match) => match[1]);
+    expect(states).toEqual(['on', 'off', 'unknown']);
+    expect(target?.expr).not.toMatch(/\)\s*[+]\s*max/);
+    expect(target?.expr?.match(/ or /g)).toHaveLength(2);
   });
 
   it('is a well-formed dashboard: unique ids and refIds, panels inside the 24-column grid', () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ROBOT_COMMAND_WORDS } from '../../src/cli/robot-words.js';
 import { CATALOGUE } from '../../src/events/catalogue.js';
+import { METRIC_DEFINITIONS } from '../../src/metrics/index.js';
 import { ROBOT_OPERATIONS } from '../../src/upstream/operations/robot.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -25,6 +26,14 @@ describe('README', () => {
         );
         expect(row, `${command}: ${request}`).toBeDefined();
       }
+    }
+  });
+
+  it('lists every metric of the catalogue with its type and labels', () => {
+    for (const metric of METRIC_DEFINITIONS) {
+      const name = `\`${metric.name}\`${metric.perEntity ? '\\*' : ''}`;
+      const labels = metric.labels.length > 0 ? metric.labels.join(', ') : '—';
+      expect(readme, metric.name).toContain(`| ${name} | ${metric.type} | ${labels} |`);
     }
   });
 

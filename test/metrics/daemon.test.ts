@@ -3,11 +3,13 @@ import { startDaemon } from '../../src/daemon/index.js';
 import { METRIC_NAMES } from '../../src/metrics/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
+import { VERSION } from '../../src/version.js';
 import { DeliveryHarness, notification, silent, vpnLost } from '../notifiers/delivery/helpers.js';
 import { newSecret } from '../notifiers/receivers/webhook/helpers.js';
 import { testConfig } from '../pollers/harness.js';
 import { eventually } from '../support/redis.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
+import { exposedValue } from './helpers.js';
 
 /**
  * `startDaemon` wires its metrics into every stage: upstream requests, poll jobs, committed
@@ -37,11 +39,6 @@ afterAll(async () => {
   await sim?.close();
 });
 
-function sampleOf(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((entry) => entry.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
 describe('daemon metrics', () => {
   it('feeds every stage into daemon.metrics', async () => {
     const config = testConfig(sim.url, h.prefix, {
@@ -59,24 +56,29 @@ describe('daemon metrics', () => {
 
       // The fleet is learned; then a vehicle drops off the VPN: one event.
       await eventually(scrape, (text) =>
-        [sampleOf(text, 'fleetwatch_vehicles{vpn="connected"}')].includes(3),
+        [exposedValue(text, 'fleetwatch_vehicles{vpn="connected"}')].includes(3),
       );
       const [first] = sim.control.state().vehicles;
       sim.control.updateVehicle(first!.id, { vpnConnected: false });
       const text = await eventually(
         scrape,
-        (now) => sampleOf(now, 'fleetwatch_events_total{type="vehicle.vpn.disconnected"}') === 1,
+        (now) => exposedValue(now, 'fleetwatch_events_total{type="vehicle.vpn.disconnected"}') === 1,
       );
-      expect(sampleOf(text, 'fleetwatch_vehicles{vpn="disconnected"}')).toBe(1);
-      expect(sampleOf(text, `fleetwatch_vehicle_vpn_connected{vehicle="${first!.id}"}`)).toBe(0);
+      expect(exposedValue(text, 'fleetwatch_vehicles{vpn="disconnected"}')).toBe(1);
+      expect(exposedValue(text, `fleetwatch_vehicle_vpn_connected{vehicle="${first!.id}"}`)).toBe(0);
       expect(
-        sampleOf(text, 'fleetwatch_upstream_requests_total{operation="list_vehicles",status="200"}'),
+        exposedValue(text, 'fleetwatch_upstream_requests_total{operation="list_vehicles",status="200"}'),
       ).toBeGreaterThan(0);
-      expect(sampleOf(text, 'fleetwatch_poll_jobs_total{poller="vehicles",result="ok"}')).toBeGreaterThan(0);
-      expect(sampleOf(text, 'fleetwatch_poll_duration_seconds_count{poller="vehicles"}')).toBeGreaterThan(0);
-      expect(sampleOf(text, 'fleetwatch_poll_lag_seconds_count{poller="vehicles"}')).toBeGreaterThan(0);
-      expect(sampleOf(text, 'fleetwatch_queue_jobs{queue="poll",state="completed"}')).toBeGreaterThan(0);
+      expect(exposedValue(text, 'fleetwatch_poll_jobs_total{poller="vehicles",result="ok"}')).toBeGreaterThan(
+        0,
+      );
+      expect(exposedValue(text, 'fleetwatch_poll_duration_seconds_count{poller="vehicles"}')).toBeGreaterThan(
+        0,
+      );
+      expect(exposedValue(text, 'fleetwatch_poll_lag_seconds_count{poller="vehicles"}')).toBeGreaterThan(0);
+      expect(exposedValue(text, 'fleetwatch_queue_jobs{queue="poll",state="completed"}')).toBeGreaterThan(0);
       expect(text).toContain('fleetwatch_process_cpu_seconds_total');
+      expect(text).toContain(`fleetwatch_build_info{version="${VERSION}",installation="test"} 1`);
 
       // Deliveries: one delivered, one rejected (a dead letter at once).
       receiver.respondWith(200, 400);
@@ -86,25 +88,25 @@ describe('daemon metrics', () => {
       );
       const after = await eventually(
         scrape,
-        (now) => sampleOf(now, `fleetwatch_dead_letters{receiver="${RECEIVER}"}`) === 1,
+        (now) => exposedValue(now, `fleetwatch_dead_letters{receiver="${RECEIVER}"}`) === 1,
       );
       expect(
-        sampleOf(after, `fleetwatch_notifications_total{receiver="${RECEIVER}",outcome="delivered"}`),
+        exposedValue(after, `fleetwatch_notifications_total{receiver="${RECEIVER}",outcome="delivered"}`),
       ).toBe(1);
       expect(
-        sampleOf(after, `fleetwatch_notifications_total{receiver="${RECEIVER}",outcome="rejected"}`),
+        exposedValue(after, `fleetwatch_notifications_total{receiver="${RECEIVER}",outcome="rejected"}`),
       ).toBe(1);
-      expect(sampleOf(after, `fleetwatch_notification_delivery_seconds_count{receiver="${RECEIVER}"}`)).toBe(
-        1,
-      );
       expect(
-        sampleOf(after, `fleetwatch_notification_send_duration_seconds_count{receiver="${RECEIVER}"}`),
+        exposedValue(after, `fleetwatch_notification_delivery_seconds_count{receiver="${RECEIVER}"}`),
+      ).toBe(1);
+      expect(
+        exposedValue(after, `fleetwatch_notification_send_duration_seconds_count{receiver="${RECEIVER}"}`),
       ).toBe(2);
-      expect(sampleOf(after, `fleetwatch_queue_jobs{queue="notify-${RECEIVER}",state="failed"}`)).toBe(1);
+      expect(exposedValue(after, `fleetwatch_queue_jobs{queue="notify-${RECEIVER}",state="failed"}`)).toBe(1);
     } finally {
       await daemon.stop();
     }
     // Stopped: the registry still renders (last readings), without touching the closed connections.
-    await expect(scrape()).resolves.toContain('fleetwatch_vehicles{vpn="disconnected"} 1');
+    expect(exposedValue(await scrape(), 'fleetwatch_vehicles{vpn="disconnected"}')).toBe(1);
   });
 });

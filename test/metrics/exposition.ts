@@ -8,6 +8,7 @@ export async function populatedMetrics(perEntity = true): Promise<Metrics> {
   const metrics = createMetrics({
     perEntity,
     fleetCacheMs: 0,
+    installation: 'plant-7',
     pollers: { vehicles: { intervalMs: 30_000 }, power: { intervalMs: 30_000 } },
     receivers: ['ops'],
   });
@@ -56,25 +57,27 @@ export async function populatedMetrics(perEntity = true): Promise<Metrics> {
     async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
       return refs.map((ref): SnapshotRecord => {
         const state =
-          ref.kind === 'fleet'
-            ? { v: 1, known: ref.id === 'vehicle' ? ['V-1', 'V-2'] : ['R-1'], missing: [] }
-            : ref.facet === 'link'
-              ? { v: 1, vpn: good, ip: null }
-              : ref.facet === 'power'
-                ? {
-                    v: 1,
-                    powerCapable: true,
-                    reading: { state: 'on', pending: 'off', updatedAt: null },
-                    stuck: false,
-                  }
-                : ref.facet === 'health'
-                  ? { v: 1, health: good }
-                  : {
+          ref.kind === 'fleet' && ref.id === 'upstream'
+            ? { v: 1, health: { ...good, alerting: ref.facet === 'robots' } }
+            : ref.kind === 'fleet'
+              ? { v: 1, known: ref.id === 'vehicle' ? ['V-1', 'V-2'] : ['R-1'], missing: [] }
+              : ref.facet === 'link'
+                ? { v: 1, vpn: good, ip: null }
+                : ref.facet === 'power'
+                  ? {
                       v: 1,
-                      autonomy: { value: { status: 2, text: 'MANUAL' } },
-                      navigation: null,
-                      vehicleState: null,
-                    };
+                      powerCapable: true,
+                      reading: { state: 'on', pending: 'off', updatedAt: null },
+                      stuck: false,
+                    }
+                  : ref.facet === 'health'
+                    ? { v: 1, health: good }
+                    : {
+                        v: 1,
+                        autonomy: { value: { status: 2, text: 'MANUAL' } },
+                        navigation: null,
+                        vehicleState: null,
+                      };
         return { version: 1, state };
       });
     },
@@ -86,6 +89,12 @@ export async function populatedMetrics(perEntity = true): Promise<Metrics> {
       { name: 'poll', queue: { getJobCounts: counts } },
       { name: 'notify-ops', queue: { getJobCounts: counts }, receiver: 'ops' },
     ],
+    disabled: {
+      status: async (name: string) =>
+        name === 'ops'
+          ? { reason: 'HTTP 410', kind: 'webhook', at: new Date().toISOString(), episode: 'e1' }
+          : undefined,
+    },
     holds: {
       statuses: async () =>
         new Map([

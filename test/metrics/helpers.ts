@@ -57,3 +57,19 @@ export function outcome(over: Partial<PollOutcome> & Pick<PollOutcome, 'poller' 
     ...over,
   };
 }
+
+/**
+ * The value of one series in an exposition text, `series` written as `name{labels}` in the
+ * exposition's label order but without the `installation` label every daemon adds (the config's
+ * `installation`); undefined when absent.
+ */
+export function exposedValue(text: string, series: string): number | undefined {
+  for (const line of text.split('\n')) {
+    const bare = line
+      .replace(/installation="[^"]*",?/, '')
+      .replace(',}', '}')
+      .replace('{}', '');
+    if (bare.startsWith(`${series} `)) return Number(bare.slice(series.length + 1));
+  }
+  return undefined;
+}

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { installedCommand } from '../support/installed.js';
 import { populatedMetrics } from './exposition.js';
 
 /**
@@ -8,13 +9,7 @@ import { populatedMetrics } from './exposition.js';
  * installs it. Without it this test is skipped, and says so.
  */
 
-function findPromtool(): string | undefined {
-  const found = spawnSync('sh', ['-c', 'command -v promtool'], { encoding: 'utf8' });
-  const path = found.stdout.trim();
-  return found.status === 0 && path ? path : undefined;
-}
-
-const promtool = findPromtool();
+const promtool = installedCommand('promtool');
 if (!promtool) {
   console.warn(
     'test/metrics/promtool.test.ts: SKIPPED — promtool is not installed (apt-get install prometheus), ' +
@@ -31,8 +26,15 @@ describe.skipIf(!promtool)('promtool check metrics', () => {
   it('reports nothing on a full exposition (every family with samples, per-entity series on)', async () => {
     const metrics = await populatedMetrics(true);
     const text = await metrics.registry.metrics();
-    expect(text).toContain('fleetwatch_vehicle_power_state{vehicle="V-1",state="on"} 1');
-    expect(text).toContain('fleetwatch_notification_delivery_seconds_count{receiver="ops"} 1');
+    expect(text).toContain(
+      'fleetwatch_vehicle_power_state{vehicle="V-1",state="on",installation="plant-7"} 1',
+    );
+    expect(text).toContain(
+      'fleetwatch_notification_delivery_seconds_count{installation="plant-7",receiver="ops"} 1',
+    );
+    expect(text).toContain('fleetwatch_receiver_disabled{receiver="ops",installation="plant-7"} 1');
+    expect(text).toContain('fleetwatch_upstream_degraded{upstream="robots",installation="plant-7"} 1');
+    expect(text).toContain('fleetwatch_build_info{version=');
     expect(check(text)).toEqual({ status: 0, output: '' });
   });
 

@@ -56,15 +56,16 @@ describe('fleet gauges at scrape time', () => {
     const metrics = createMetrics({ perEntity: true, fleetCacheMs: 60_000, defaultMetrics: false });
     metrics.bind({ store });
     const text = await metrics.registry.metrics();
-    // One read of both membership lists, then 80,000 signal snapshots 1,000 at a time.
-    expect(store.reads).toBe(1 + 80);
-    expect(store.refsRead).toBe(2 + 80_000);
+    // One read of both membership lists, then 80,000 signal snapshots 1,000 at a time, and one of
+    // the three upstreams' health.
+    expect(store.reads).toBe(1 + 80 + 1);
+    expect(store.refsRead).toBe(2 + 80_000 + 3);
     expect(text).toContain('fleetwatch_vehicles{vpn="disconnected"} 13334');
     expect(text).toContain('fleetwatch_vehicles{vpn="connected"} 26666');
     expect(text).toContain('fleetwatch_vehicle_vpn_connected{vehicle="V-039998"} 1');
     // Within fleet_cache a scrape reads nothing.
     await metrics.registry.metrics();
-    expect(store.reads).toBe(81);
+    expect(store.reads).toBe(82);
   });
 
   it('show nothing before the first reading, and keep the last one (and count) when the store fails', async () => {
@@ -111,8 +112,9 @@ describe('a scrape while Redis does not answer', () => {
       expect(text).toContain('fleetwatch_vehicles{vpn="connected"} 2');
       expect(text).toContain('fleetwatch_vehicle_vpn_connected{vehicle="V-000001"} 1');
     }
-    // The read under way is the only one: later scrapes did not start another.
-    expect(store.reads).toBe(reads + 1);
+    // The reading under way (the fleet's and the upstreams' read) is the only one: later scrapes
+    // did not start another.
+    expect(store.reads).toBe(reads + 2);
     expect(
       await sampleValue(metrics.registry, 'fleetwatch_metrics_collect_errors_total', { source: 'fleet' }),
     ).toBe(3);

@@ -8,6 +8,7 @@ import { closeQuietly, createProducerConnection, waitForReady } from '../../../s
 import { RedisHealth } from '../../../src/lib/redis-health.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import { storeKeys } from '../../../src/store/keys.js';
+import { exposedValue } from '../../metrics/helpers.js';
 import { testConfig } from '../../pollers/harness.js';
 import { runCli, writeSimulatorConfig } from '../../support/cli.js';
 import { printOnFailure } from '../../support/daemon-process.js';
@@ -52,12 +53,6 @@ async function ask(url: string): Promise<{ status: number; text: string }> {
 async function readyz(address: string): Promise<{ status: number; body: ReadyBody }> {
   const { status, text } = await ask(`${address}/readyz`);
   return { status, body: JSON.parse(text) as ReadyBody };
-}
-
-/** The value of one series in an exposition (`name{labels}` exactly as written), if present. */
-function seriesValue(exposition: string, series: string): number | undefined {
-  const line = exposition.split('\n').find((entry) => entry.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 /** The daemon's log at info, with the lines of the Redis health check picked out. */
@@ -150,13 +145,13 @@ describe.skipIf(!redisServerAvailable())('Redis faults under a running daemon', 
     const healthy = await eventually(
       async () => (await ask(`${address}/metrics`)).text,
       (text) =>
-        (seriesValue(text, 'fleetwatch_vehicles{vpn="connected"}') ?? 0) +
-          (seriesValue(text, 'fleetwatch_vehicles{vpn="disconnected"}') ?? 0) ===
+        (exposedValue(text, 'fleetwatch_vehicles{vpn="connected"}') ?? 0) +
+          (exposedValue(text, 'fleetwatch_vehicles{vpn="disconnected"}') ?? 0) ===
         2,
       { timeoutMs: 20_000, intervalMs: 200 },
     );
-    const connected = seriesValue(healthy, 'fleetwatch_vehicles{vpn="connected"}');
-    expect(seriesValue(healthy, 'fleetwatch_redis_state{state="ok"}')).toBe(1);
+    const connected = exposedValue(healthy, 'fleetwatch_vehicles{vpn="connected"}');
+    expect(exposedValue(healthy, 'fleetwatch_redis_state{state="ok"}')).toBe(1);
     expect(log.health()).toEqual({ down: [], back: [] });
 
     const faults: Array<{
@@ -229,9 +224,9 @@ describe.skipIf(!redisServerAvailable())('Redis faults under a running daemon', 
 
       const scrape = await ask(`${address}/metrics`);
       expect(scrape.status).toBe(200);
-      expect(seriesValue(scrape.text, 'fleetwatch_vehicles{vpn="connected"}')).toBe(connected);
-      expect(seriesValue(scrape.text, `fleetwatch_redis_state{state="${fault.state}"}`)).toBe(1);
-      expect(seriesValue(scrape.text, 'fleetwatch_redis_state{state="ok"}')).toBe(0);
+      expect(exposedValue(scrape.text, 'fleetwatch_vehicles{vpn="connected"}')).toBe(connected);
+      expect(exposedValue(scrape.text, `fleetwatch_redis_state{state="${fault.state}"}`)).toBe(1);
+      expect(exposedValue(scrape.text, 'fleetwatch_redis_state{state="ok"}')).toBe(0);
 
       await fault.restore();
       await eventually(
@@ -337,7 +332,7 @@ describe.skipIf(!redisServerAvailable())('credentials Redis refuses', () => {
 
       const scrape = await ask(`${address}/metrics`);
       expect(scrape.status).toBe(200);
-      expect(seriesValue(scrape.text, 'fleetwatch_redis_state{state="authentication"}')).toBe(1);
+      expect(exposedValue(scrape.text, 'fleetwatch_redis_state{state="authentication"}')).toBe(1);
 
       // Said once, as an error naming redis.url's credentials, however many checks failed since.
       const { down, back } = log.health();
