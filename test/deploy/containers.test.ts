@@ -6,6 +6,9 @@ import { loadConfig } from '../../src/config/index.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
 import {
   bindMounts,
+  compose,
+  composeDefaults,
+  composeText,
   dockerfile,
   execForm,
   hasHealthcheck,
@@ -100,6 +103,36 @@ describe('docker-compose.yml', () => {
       'fleetwatch-1:9464',
       'fleetwatch-2:9464',
     ]);
+  });
+
+  it("lets the host's calls reach the simulator's control API through the stack's own network range", () => {
+    const subnet = compose.networks?.default?.ipam?.config?.[0]?.subnet;
+    expect(subnet).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    const command = services.simulator!.command ?? [];
+    expect(command[command.indexOf('--control-from') + 1]).toBe(`loopback,${subnet}`);
+    // One variable moves both, so an override cannot leave the simulator naming the wrong range.
+    const uses = composeText.match(/\$\{FLEETWATCH_COMPOSE_SUBNET:-[^}]*\}/g) ?? [];
+    expect(uses).toHaveLength(2);
+    expect(new Set(uses).size).toBe(1);
+    expect(services.simulator!.ports).toContain('127.0.0.1:8080:8080');
+  });
+
+  it('passes FLEETWATCH_API_TOKEN into both replicas, which the compose config reads', () => {
+    expect(composeText).toContain('FLEETWATCH_API_TOKEN: ${FLEETWATCH_API_TOKEN:-}');
+    for (const name of ['fleetwatch-1', 'fleetwatch-2']) {
+      expect(services[name]!.environment, name).toHaveProperty('FLEETWATCH_API_TOKEN', '');
+    }
+    const token = 'a-token-of-sixteen-or-more';
+    const config = loadConfig(
+      join(ROOT, 'deploy/fleetwatch.compose.yaml'),
+      { FLEETWATCH_API_TOKEN: token },
+      new SecretRegistry(),
+    );
+    expect(config.http.api_token).toBe(token);
+  });
+
+  it('resolves compose variables as compose does when none is set', () => {
+    expect(composeDefaults('a ${X:-1.2.3.0/24} b ${Y-z} c ${Z} $$HOME')).toBe('a 1.2.3.0/24 b z c  $HOME');
   });
 
   it('provisions Grafana (datasource, dashboards) with anonymous viewers on port 3000', () => {
