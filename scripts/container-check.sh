@@ -57,7 +57,7 @@ begin() {
   echo "== $step_name"
 }
 pass() {
-  summary+=("$(printf '  ok    %-34s %4ss  %s' "$step_name" $((SECONDS - step_start)) "${1:-}")")
+  summary+=("$(printf '  ok    %-36s %4ss  %s' "$step_name" $((SECONDS - step_start)) "${1:-}")")
 }
 print_summary() {
   echo
@@ -66,7 +66,7 @@ print_summary() {
 }
 # A failed step: says which, why, and exits 1 (the EXIT trap tears the stack down).
 fail() {
-  summary+=("$(printf '  FAIL  %-34s %4ss  %s' "$step_name" $((SECONDS - step_start)) "$1")")
+  summary+=("$(printf '  FAIL  %-36s %4ss  %s' "$step_name" $((SECONDS - step_start)) "$1")")
   echo "container-check: step '$step_name' failed: $1" >&2
   failed_step=$step_name
   exit 1
@@ -141,7 +141,7 @@ teardown() {
       compose logs --tail 15 --no-color >&2 2>/dev/null || true
     fi
     compose down -v --remove-orphans -t 10 >/dev/null 2>&1 || echo "container-check: tear-down failed; run: docker ps -a --filter label=com.docker.compose.project=$project" >&2
-    summary+=("$(printf '  ok    %-34s %4ss' 'tear down' $((SECONDS - start)))")
+    summary+=("$(printf '  ok    %-36s %4ss' 'tear down' $((SECONDS - start)))")
   fi
   rm -rf "$work"
   print_summary
@@ -183,7 +183,7 @@ pass "${services[*]} on $FLEETWATCH_COMPOSE_SUBNET"
 begin 'every service healthy'
 deadline=$((SECONDS + healthy_timeout))
 while :; do
-  ids=$(compose ps -q)
+  ids=$(compose ps -a -q)
   states=$([ -n "$ids" ] && docker inspect --format '{{index .Config.Labels "com.docker.compose.service"}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}' $ids)
   waiting=$(awk '$2 != "running" || ($3 != "healthy" && $3 != "none") { print $1 "=" $2 "/" $3 }' <<<"$states" | tr '\n' ' ')
   running=$(grep -c . <<<"$states")

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -150,6 +150,27 @@ describe('docker-compose.yml', () => {
       GF_AUTH_ANONYMOUS_ORG_ROLE: 'Viewer',
     });
     expect(grafana.ports?.some((port) => port.endsWith(':3000'))).toBe(true);
+  });
+});
+
+describe('scripts/container-check.sh', () => {
+  it('is executable, and CI runs it only after its preflight, skipping on no engine (3) or no image (4)', () => {
+    expect(statSync(join(ROOT, 'scripts/container-check.sh')).mode & 0o111).not.toBe(0);
+    const ci = read('.ci/run');
+    const preflight = ci.indexOf('scripts/container-check.sh --preflight');
+    expect(preflight).toBeGreaterThan(0);
+    expect(ci.indexOf('scripts/container-check.sh\n')).toBeGreaterThan(preflight);
+    expect(ci).toMatch(
+      /"\$preflight" -eq 3 \] \|\| \[ "\$preflight" -eq 4 \][^\n]*\n\s*echo "container check skipped/,
+    );
+  });
+
+  it('sets the variables the compose file reads: the network range and the API token', () => {
+    const script = read('scripts/container-check.sh');
+    for (const name of ['FLEETWATCH_COMPOSE_SUBNET', 'FLEETWATCH_API_TOKEN']) {
+      expect(composeText, name).toContain(`\${${name}:-`);
+      expect(script, name).toMatch(new RegExp(`export ${name}\\b`));
+    }
   });
 });
 
