@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../../deploy/container-files.js';
+import { runProcess } from '../../support/run-process.js';
 
 /**
  * scripts/container-check.sh where it cannot run the stack: its usage errors and its answer when
@@ -16,23 +15,11 @@ const SCRIPT = join(ROOT, 'scripts/container-check.sh');
 const nowhere = mkdtempSync(join(tmpdir(), 'fleetwatch-no-engine-'));
 afterAll(() => rmSync(nowhere, { recursive: true, force: true }));
 
-async function check(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn('bash', [SCRIPT, ...args], {
-    cwd: ROOT,
-    // An engine socket that does not exist: `docker info` fails at once, whatever this machine runs.
-    env: { ...process.env, DOCKER_HOST: `unix://${join(nowhere, 'docker.sock')}`, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The script, with an engine socket that does not exist: `docker info` fails at once, whatever this machine runs. */
+function check(args: string[], env: NodeJS.ProcessEnv = {}) {
+  return runProcess('bash', [SCRIPT, ...args], {
+    env: { DOCKER_HOST: `unix://${join(nowhere, 'docker.sock')}`, ...env },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
 }
 
 describe('scripts/container-check.sh', () => {
