@@ -1,8 +1,7 @@
 import { SimControlError } from './control.js';
+import type { ControlAccess } from './control-access.js';
 import { type Ctx, decodeSegment, parseJson, readBody, sendJson } from './http.js';
 import type { SimulatorControl } from './types.js';
-
-const LOOPBACK = /^(127\.|::1$|::ffff:127\.)/;
 
 /** What `/_sim/vehicles` and `/_sim/robots` do, per kind: add, read, change, remove one. */
 interface EntityRoutes {
@@ -26,19 +25,28 @@ function entityRoutes(control: SimulatorControl, noun: 'vehicle' | 'robot'): Ent
 
 /**
  * HTTP control API under `/_sim` (plain JSON, no envelope, errors `{ error }`). It has no
- * authentication, so it answers loopback callers only, even when the simulator binds elsewhere.
+ * authentication, so it answers only callers `access` allows (loopback unless `--control-from`
+ * says otherwise), even when the simulator binds elsewhere.
  *
  *   GET /_sim/state · GET|PUT|DELETE /_sim/faults · GET|PUT /_sim/behaviours · GET|PATCH /_sim/issuer
  *   POST /_sim/vehicles · GET|PATCH|DELETE /_sim/vehicles/{id}
  *   POST /_sim/robots · GET|PATCH|DELETE /_sim/robots/{deviceId}
  *   POST /_sim/tokens/expire · GET|DELETE /_sim/stats · POST /_sim/reset
  */
-export function createControlHandler(control: SimulatorControl): (ctx: Ctx) => Promise<void> {
+export function createControlHandler(
+  control: SimulatorControl,
+  access: ControlAccess,
+): (ctx: Ctx) => Promise<void> {
   const entities = { vehicles: entityRoutes(control, 'vehicle'), robots: entityRoutes(control, 'robot') };
   return async (ctx) => {
     ctx.operation = 'control';
-    if (!LOOPBACK.test(ctx.req.socket.remoteAddress ?? '')) {
-      return sendJson(ctx, 403, { error: 'the control API answers loopback callers only' });
+    const caller = ctx.req.socket.remoteAddress;
+    if (!access.allows(caller)) {
+      return sendJson(ctx, 403, {
+        error:
+          `the control API answers callers from ${access.networks.join(', ')} only, not ${caller ?? 'an unknown address'}` +
+          ' (fleetwatch simulate --control-from <cidr> allows more)',
+      });
     }
     const body = ctx.method === 'GET' || ctx.method === 'DELETE' ? undefined : await readBody(ctx.req);
     let payload: unknown;

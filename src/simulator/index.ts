@@ -1,5 +1,6 @@
 export { DEFAULT_BEHAVIOURS } from './behaviours.js';
 export { SimControlError } from './control.js';
+export { CONTROL_FROM_LIMIT, ControlAccess, parseControlFrom } from './control-access.js';
 export { SEED_LIMITS } from './seed.js';
 export { startSimulator } from './server.js';
 export type {

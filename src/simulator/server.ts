@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { DEFAULT_CLIENTS, TokenIssuer } from './auth.js';
 import { Behaviours } from './behaviours.js';
 import { createControl } from './control.js';
+import { ControlAccess } from './control-access.js';
 import { createControlHandler } from './control-routes.js';
 import { FaultInjector } from './faults.js';
 import { FleetState } from './fleet-state.js';
@@ -24,10 +25,12 @@ const HOLD_LIMIT_MS = 10 * 60_000;
 /**
  * Starts the upstream simulator: token issuer, `/v1`, `/api/robots`, the robot gateway and the
  * `/_sim` control API on one HTTP server (loopback by default). The control API has no
- * authentication and answers loopback callers only, wherever the server binds.
+ * authentication and answers only callers from `opts.controlFrom` (loopback by default), wherever
+ * the server binds. Throws before listening when `controlFrom` names no valid network.
  */
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const host = opts.host ?? '127.0.0.1';
+  const access = new ControlAccess(opts.controlFrom);
   const seed = opts.seed ?? 1;
   const vehicles = opts.vehicles ?? 20;
   const robots = opts.robots ?? 5;
@@ -85,7 +88,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   });
   const v1 = createV1Handler(deps);
   const robotApi = createRobotHandler(deps);
-  const controlApi = createControlHandler(control);
+  const controlApi = createControlHandler(control, access);
 
   const server = createServer((req, res) => {
     const raw = req.url ?? '/';

@@ -105,6 +105,11 @@ export interface SimulatorOptions {
   behaviours?: boolean | BehaviourOptions;
   faults?: FaultOptions;
   logger?: Logger;
+  /**
+   * Networks whose callers may use the `/_sim` control API: CIDRs (`172.30.0.0/16`), single
+   * addresses or `loopback` (default `['loopback']`; at most 32).
+   */
+  controlFrom?: string[];
 }
 
 /**

@@ -231,6 +231,11 @@ describe('usage and configuration errors', () => {
         'expected a duration between 100ms and 1h, like 30s; got 1ms',
       ],
       [['simulate', '--token-ttl', '30d'], 'expected a duration between 1s and 1d, like 30s; got 30d'],
+      [
+        ['simulate', '--control-from', 'loopback,172.30.0.0/40'],
+        'expected a prefix length from 0 to 32 after the "/" in "172.30.0.0/40".',
+      ],
+      [['simulate', '--control-from', 'bridge'], 'a single address or loopback; got "bridge".'],
       [['demo', '--vehicles', '1'], 'expected a whole number between 2 and 1000; got 1'],
       [['demo', '--robots', '0'], '--robots: the script takes a robot down; give 1 or more, or --no-script'],
       [

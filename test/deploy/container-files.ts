@@ -95,8 +95,31 @@ export interface Service {
   healthcheck?: Healthcheck;
   depends_on?: Record<string, { condition: string }> | string[];
 }
-export const compose = parse(read('docker-compose.yml'), { merge: true }) as {
+/**
+ * Compose's variable substitution with nothing set in the environment: `${NAME:-default}` and
+ * `${NAME-default}` become the default, `${NAME}` nothing, `$$` a `$` (what `docker compose config`
+ * prints on a machine with no such variables). Like compose, it works on the parsed values.
+ */
+export function composeDefaults(text: string): string {
+  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (whole, _name, fallback) =>
+    whole === '$$' ? '$' : ((fallback as string | undefined) ?? ''),
+  );
+}
+
+function resolveDefaults(value: unknown): unknown {
+  if (typeof value === 'string') return composeDefaults(value);
+  if (Array.isArray(value)) return value.map(resolveDefaults);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolveDefaults(item)]));
+  }
+  return value;
+}
+
+/** docker-compose.yml as written, variables unresolved. */
+export const composeText = read('docker-compose.yml');
+export const compose = resolveDefaults(parse(composeText, { merge: true })) as {
   services: Record<string, Service>;
+  networks?: Record<string, { ipam?: { config?: { subnet?: string }[] } }>;
 };
 export const services = compose.services;
 

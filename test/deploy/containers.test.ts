@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -6,6 +6,9 @@ import { loadConfig } from '../../src/config/index.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
 import {
   bindMounts,
+  compose,
+  composeDefaults,
+  composeText,
   dockerfile,
   execForm,
   hasHealthcheck,
@@ -102,6 +105,36 @@ describe('docker-compose.yml', () => {
     ]);
   });
 
+  it("lets the host's calls reach the simulator's control API through the stack's own network range", () => {
+    const subnet = compose.networks?.default?.ipam?.config?.[0]?.subnet;
+    expect(subnet).toMatch(/^\d+\.\d+\.\d+\.\d+\/\d+$/);
+    const command = services.simulator!.command ?? [];
+    expect(command[command.indexOf('--control-from') + 1]).toBe(`loopback,${subnet}`);
+    // One variable moves both, so an override cannot leave the simulator naming the wrong range.
+    const uses = composeText.match(/\$\{FLEETWATCH_COMPOSE_SUBNET:-[^}]*\}/g) ?? [];
+    expect(uses).toHaveLength(2);
+    expect(new Set(uses).size).toBe(1);
+    expect(services.simulator!.ports).toContain('127.0.0.1:8080:8080');
+  });
+
+  it('passes FLEETWATCH_API_TOKEN into both replicas, which the compose config reads', () => {
+    expect(composeText).toContain('FLEETWATCH_API_TOKEN: ${FLEETWATCH_API_TOKEN:-}');
+    for (const name of ['fleetwatch-1', 'fleetwatch-2']) {
+      expect(services[name]!.environment, name).toHaveProperty('FLEETWATCH_API_TOKEN', '');
+    }
+    const token = 'a-token-of-sixteen-or-more';
+    const config = loadConfig(
+      join(ROOT, 'deploy/fleetwatch.compose.yaml'),
+      { FLEETWATCH_API_TOKEN: token },
+      new SecretRegistry(),
+    );
+    expect(config.http.api_token).toBe(token);
+  });
+
+  it('resolves compose variables as compose does when none is set', () => {
+    expect(composeDefaults('a ${X:-1.2.3.0/24} b ${Y-z} c ${Z} $$HOME')).toBe('a 1.2.3.0/24 b z c  $HOME');
+  });
+
   it('provisions Grafana (datasource, dashboards) with anonymous viewers on port 3000', () => {
     const grafana = services.grafana!;
     expect(hostFileOf(grafana, '/etc/grafana/provisioning/datasources/prometheus.yaml')).toBe(
@@ -117,6 +150,27 @@ describe('docker-compose.yml', () => {
       GF_AUTH_ANONYMOUS_ORG_ROLE: 'Viewer',
     });
     expect(grafana.ports?.some((port) => port.endsWith(':3000'))).toBe(true);
+  });
+});
+
+describe('scripts/container-check.sh', () => {
+  it('is executable, and CI runs it only after its preflight, skipping on no engine (3) or no image (4)', () => {
+    expect(statSync(join(ROOT, 'scripts/container-check.sh')).mode & 0o111).not.toBe(0);
+    const ci = read('.ci/run');
+    const preflight = ci.indexOf('scripts/container-check.sh --preflight');
+    expect(preflight).toBeGreaterThan(0);
+    expect(ci.indexOf('scripts/container-check.sh\n')).toBeGreaterThan(preflight);
+    expect(ci).toMatch(
+      /"\$preflight" -eq 3 \] \|\| \[ "\$preflight" -eq 4 \][^\n]*\n\s*echo "container check skipped/,
+    );
+  });
+
+  it('sets the variables the compose file reads: the network range and the API token', () => {
+    const script = read('scripts/container-check.sh');
+    for (const name of ['FLEETWATCH_COMPOSE_SUBNET', 'FLEETWATCH_API_TOKEN']) {
+      expect(composeText, name).toContain(`\${${name}:-`);
+      expect(script, name).toMatch(new RegExp(`export ${name}\\b`));
+    }
   });
 });
 

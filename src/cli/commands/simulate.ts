@@ -1,5 +1,5 @@
-import type { Command } from 'commander';
-import { SEED_LIMITS, startSimulator } from '../../simulator/index.js';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { CONTROL_FROM_LIMIT, parseControlFrom, SEED_LIMITS, startSimulator } from '../../simulator/index.js';
 import { countArgument, durationOption, portArgument, seedArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { writeLine } from '../io.js';
@@ -18,6 +18,16 @@ interface SimulateOptions {
   tokenTtl: number;
   expiresIn: boolean;
   jwt: boolean;
+  controlFrom: string[];
+}
+
+/** `--control-from`: a bad network is a usage error (exit 2) naming it. */
+function controlFromArgument(value: string): string[] {
+  try {
+    return parseControlFrom(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`);
+  }
 }
 
 export function registerSimulateCommand(program: Command, context: CliContext): void {
@@ -49,6 +59,14 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
     )
     .option('--no-expires-in', 'issue tokens without expires_in (the spec leaves the lifetime open)')
     .option('--jwt', 'issue JWTs carrying iat and exp instead of opaque tokens')
+    .addOption(
+      new Option(
+        '--control-from <networks>',
+        `comma-separated networks whose callers may use the control API: CIDRs, addresses or loopback (at most ${CONTROL_FROM_LIMIT}), e.g. loopback,172.30.0.0/16`,
+      )
+        .argParser(controlFromArgument)
+        .default(['loopback'], 'loopback'),
+    )
     .option('--no-behaviours', 'keep the fleet still: no VPN flaps, health changes or lease changes')
     .addOption(
       durationOption(
@@ -60,7 +78,7 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
     )
     .addHelpText(
       'after',
-      '\nThe control API under /_sim/ sets any state and injects faults; see the README.\nIt has no authentication: keep the simulator on loopback.',
+      '\nThe control API under /_sim/ sets any state and injects faults; see the README.\nIt has no authentication: it answers loopback callers only unless --control-from names more.',
     )
     .action(async (options: SimulateOptions) => {
       const { io } = context;
@@ -79,6 +97,7 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
         },
         behaviours: options.behaviours ? { intervalMs: options.behaviourInterval } : false,
         logger: context.logger('long-running'),
+        controlFrom: options.controlFrom,
       });
       writeLine(
         io.stderr,

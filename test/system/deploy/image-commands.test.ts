@@ -20,37 +20,13 @@ import { healthcheckCommand, ROOT, read, services } from '../../deploy/container
 import { daemonConfig } from '../../support/daemon-process.js';
 import { freePort } from '../../support/private-redis.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../../support/redis.js';
+import { runProcess } from '../../support/run-process.js';
 
 /**
  * The commands the image runs, run here without a Docker engine, from a copy laid out like the
  * image's /app (compiled with the image's build command). The Dockerfile and the compose file
  * themselves are checked in test/deploy/containers.test.ts.
  */
-
-/** Runs a command to completion; resolves to its exit status and output. */
-async function run(
-  command: string,
-  args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(command, args, {
-    cwd: options.cwd ?? ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
-}
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -98,7 +74,7 @@ describe('the commands the image runs, outside it', () => {
       cpSync(join(ROOT, entry), join(app, entry), { recursive: true });
     }
     // The image runs `npm run build` (tsc -p tsconfig.build.json); the same, into the copy.
-    build = await run(
+    build = await runProcess(
       process.execPath,
       [
         join(ROOT, 'node_modules/typescript/bin/tsc'),
@@ -149,7 +125,7 @@ describe('the commands the image runs, outside it', () => {
   });
 
   it('`node bin/fleetwatch.js run --help` works from the image layout', async () => {
-    const result = await run(process.execPath, ['bin/fleetwatch.js', 'run', '--help'], { cwd: app });
+    const result = await runProcess(process.execPath, ['bin/fleetwatch.js', 'run', '--help'], { cwd: app });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('Usage: fleetwatch run');
   });
@@ -157,7 +133,9 @@ describe('the commands the image runs, outside it', () => {
   it('the HEALTHCHECK one-liner fails when nothing answers', async () => {
     const port = await freePort();
     const [command, ...args] = healthcheckOn(healthcheckCommand!, 9464, port);
-    const result = await run(command === 'node' ? process.execPath : command!, args, { timeoutMs: 10_000 });
+    const result = await runProcess(command === 'node' ? process.execPath : command!, args, {
+      timeoutMs: 10_000,
+    });
     expect(result.code).toBe(1);
   });
 
@@ -175,7 +153,7 @@ describe('the commands the image runs, outside it', () => {
       const test = services.simulator!.healthcheck?.test as string[];
       expect(test[0]).toBe('CMD');
       const [bin, ...args] = healthcheckOn(test.slice(1), 8080, port);
-      const result = await run(bin === 'node' ? process.execPath : bin!, args, { timeoutMs: 10_000 });
+      const result = await runProcess(bin === 'node' ? process.execPath : bin!, args, { timeoutMs: 10_000 });
       expect(result.code, result.stderr).toBe(0);
     } finally {
       const exit = await stopProcess(simulator, 'SIGINT');
@@ -227,7 +205,7 @@ describe('the commands the image runs, outside it', () => {
       }
       const [command, ...args] = healthcheckOn(healthcheckCommand!, 9464, httpPort);
       const healthy = await waitUntil(
-        async () => (await run(process.execPath, args, { timeoutMs: 10_000 })).code === 0,
+        async () => (await runProcess(process.execPath, args, { timeoutMs: 10_000 })).code === 0,
         20_000,
       );
       expect(command).toBe('node');
