@@ -58,11 +58,20 @@ export interface Notifier {
   close?(): Promise<void>;
 }
 
+/**
+ * A page of the web console (`console.url`): `<base>/#/<page>/<param>…`, each part percent-encoded
+ * as the console's hash router reads it (`#/incidents`, `#/vehicle/<id>`, `#/robot/<id>`). Every
+ * kind that links into the console builds its links with this.
+ */
+export function consolePageUrl(base: string, page: string, ...params: string[]): string {
+  return `${base}/#/${[page, ...params.map((param) => encodeURIComponent(param))].join('/')}`;
+}
+
 export interface NotifierDeps {
   logger: Logger;
   /** The notifier registers its kind's `secrets(config)` here, and scrubs its reasons with it. */
   secrets: SecretRegistry;
-  /** `console.url`, when set: messages may link to the console's pages (`consoleLinks`). */
+  /** `console.url`, when set: messages may link to the console's pages (`consolePageUrl`). */
   consoleUrl?: string;
 }
 

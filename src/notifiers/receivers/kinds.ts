@@ -5,6 +5,7 @@ import type { RetryPolicy, RetryPolicyOverrides } from '../../lib/retry-policy.j
 import { RECEIVER_NAME } from '../../queues/names.js';
 import type { NotifierFactory, ReceiverBase } from '../notifier.js';
 import { consoleNotifierFactory } from './console/index.js';
+import { pagerDutyNotifierFactory } from './pagerduty/index.js';
 import { slackNotifierFactory } from './slack/index.js';
 import { webhookNotifierFactory } from './webhook/index.js';
 
@@ -17,6 +18,7 @@ export const NOTIFIER_FACTORIES: readonly NotifierFactory[] = [
   slackNotifierFactory as unknown as NotifierFactory,
   webhookNotifierFactory as unknown as NotifierFactory,
   consoleNotifierFactory as unknown as NotifierFactory,
+  pagerDutyNotifierFactory as unknown as NotifierFactory,
 ];
 
 export type ReceiverConfig = ReceiverBase & Record<string, unknown>;

@@ -1,6 +1,6 @@
-import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, errors, request } from 'undici';
 import { formatDuration } from '../../../lib/duration.js';
+import { describeError, excerptOf, isTimeoutError, readBounded } from '../../../lib/http-body.js';
 import type { Logger } from '../../../log/logger.js';
 import type { SecretRegistry } from '../../../log/secrets.js';
 import { VERSION } from '../../../version.js';
@@ -14,13 +14,11 @@ import type {
 import { attemptLogFields } from '../../notifier.js';
 import { urlOrigin, type WebhookReceiverConfig, webhookSecrets } from './config.js';
 import { encodePayload } from './payload.js';
-import { classifyAnswer, excerptOf } from './response.js';
+import { classifyAnswer } from './response.js';
 import { sign } from './signature.js';
 
-/** Bytes of an error answer kept for the excerpt; the rest is read and dropped. */
+/** Bytes of an error answer kept for the excerpt; the rest is read and dropped (up to 1 MiB). */
 const KEPT_BYTES = 4_096;
-/** A body longer than this is not read to the end: the connection is dropped instead. */
-const MAX_DRAINED_BYTES = 1_048_576;
 
 export interface WebhookNotifierOptions {
   /** Epoch ms; `webhook-timestamp` is read from it at send time. */
@@ -115,7 +113,7 @@ export class WebhookNotifier implements Notifier {
         dispatcher: this.#dispatcher,
       });
       const success = response.statusCode >= 200 && response.statusCode < 300;
-      const text = await drain(response.body, success ? 0 : KEPT_BYTES);
+      const text = await readBounded(response.body, success ? 0 : KEPT_BYTES);
       const retryAfter = response.headers['retry-after'];
       return classifyAnswer({
         status: response.statusCode,
@@ -124,7 +122,7 @@ export class WebhookNotifier implements Notifier {
         now: this.#now(),
       });
     } catch (error) {
-      if (deadline.signal.aborted || isTimeout(error)) {
+      if (deadline.signal.aborted || isTimeoutError(error)) {
         return { kind: 'retry', reason: `no answer within ${formatDuration(this.#config.timeout)}` };
       }
       if (options.signal?.aborted) return { kind: 'retry', reason: 'cancelled before an answer came' };
@@ -140,10 +138,7 @@ export class WebhookNotifier implements Notifier {
 
   /** A short, scrubbed account of an error: its code when it has one, else its message. */
   #describe(error: unknown): string {
-    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-    const text = typeof message === 'string' && message !== '' ? message : String(error);
-    const described = typeof code === 'string' && !text.includes(code) ? `${code} ${text}` : text;
-    return excerptOf(this.#secrets.scrub(described));
+    return excerptOf(this.#secrets.scrub(describeError(error)));
   }
 
   /** Closes the connection pool (when the notifier made it). Safe to call more than once. */
@@ -151,39 +146,4 @@ export class WebhookNotifier implements Notifier {
     this.#closed ??= this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
     return this.#closed;
   }
-}
-
-function isTimeout(error: unknown): boolean {
-  return (
-    error instanceof errors.ConnectTimeoutError ||
-    error instanceof errors.HeadersTimeoutError ||
-    error instanceof errors.BodyTimeoutError ||
-    (error instanceof Error && error.name === 'TimeoutError')
-  );
-}
-
-/**
- * Reads the whole body (so the connection goes back to the pool) keeping its first `keep` bytes;
- * a body past 1 MiB is cut off instead. A body that fails half-way changes nothing: the status
- * has already arrived.
- */
-async function drain(body: Readable, keep: number): Promise<string> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let total = 0;
-  try {
-    for await (const chunk of body) {
-      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      if (keptBytes < keep) {
-        const part = bytes.subarray(0, keep - keptBytes);
-        kept.push(part);
-        keptBytes += part.length;
-      }
-      total += bytes.length;
-      if (total > MAX_DRAINED_BYTES) break;
-    }
-  } catch {
-    // The answer's status is what counts.
-  }
-  return Buffer.concat(kept).toString('utf8');
 }
