@@ -18,15 +18,21 @@ import type { AddressInfo } from 'node:net';
 
 export type EventAction = 'trigger' | 'acknowledge' | 'resolve';
 
-export interface ScriptedAnswer {
+export interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
 }
 
+export type ScriptedAnswer =
+  | Reply
+  /** Process the event as PagerDuty would (to script a failure after it). */
+  | { process: true };
+
 export const pagerDutyAnswers = {
+  process: (): ScriptedAnswer => ({ process: true }),
   /** 429 as PagerDuty sends it: no Retry-After. */
-  throttled: (headers: Record<string, string> = {}): ScriptedAnswer => ({
+  throttled: (headers: Record<string, string> = {}): Reply => ({
     status: 429,
     body: {
       status: 'throttle event',
@@ -34,7 +40,7 @@ export const pagerDutyAnswers = {
     },
     headers,
   }),
-  serverError: (): ScriptedAnswer => ({
+  serverError: (): Reply => ({
     status: 500,
     body: { status: 'error', message: 'Internal Server Error' },
   }),
@@ -238,7 +244,7 @@ export class PagerDutyStandin {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
-  #answer(received: ReceivedEvent, method: string): ScriptedAnswer {
+  #answer(received: ReceivedEvent, method: string): Reply {
     if (received.path !== '/v2/enqueue' || method !== 'POST') {
       return { status: 404, body: { status: 'Not Found', message: 'Not Found' } };
     }
@@ -264,7 +270,7 @@ export class PagerDutyStandin {
       };
     }
     const scripted = this.#script.shift();
-    if (scripted) return scripted;
+    if (scripted && !('process' in scripted)) return scripted;
     const dedupKey = this.#apply(received.body as Record<string, unknown>);
     return { status: 202, body: { status: 'success', message: 'Event processed', dedup_key: dedupKey } };
   }

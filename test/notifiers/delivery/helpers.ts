@@ -131,7 +131,8 @@ export class JobWatch {
 
 export interface StartOptions {
   name: string;
-  kind: 'slack' | 'webhook';
+  /** The receiver's kind, as the delivery worker names it (`slack`, `webhook`, `pagerduty`, …). */
+  kind: string;
   notifier: Notifier;
   policy: RetryPolicy;
   tuning?: DeliveryWorkerTuning;

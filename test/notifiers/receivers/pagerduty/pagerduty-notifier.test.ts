@@ -76,7 +76,11 @@ function pagerDuty(
 
 /** A notifier on the stand-in with its routing key, unless `fields` give another. */
 function on(target: PagerDutyStandin, fields: Fields = {}) {
-  return pagerDuty({ ...fields, url: target.url, routing_key: String(fields.routing_key ?? target.routingKey) });
+  return pagerDuty({
+    ...fields,
+    url: target.url,
+    routing_key: String(fields.routing_key ?? target.routingKey),
+  });
 }
 
 async function deliver(notifier: Notifier, events: FleetEvent[], attempt = 1) {
@@ -132,8 +136,7 @@ describe('PagerDutyNotifier against the Events API v2 stand-in', () => {
     const target = await standin();
     const notifier = on(target);
     const events = [vpnLost('veh-0001'), vpnLost('veh-0002', 1_000), vpnLost('veh-0003', 2_000)];
-    target.enqueue({ status: 202, body: { status: 'success', message: 'Event processed' } });
-    target.enqueue(pagerDutyAnswers.serverError());
+    target.enqueue(pagerDutyAnswers.process(), pagerDutyAnswers.serverError());
 
     expect(await deliver(notifier, events)).toEqual({
       kind: 'retry',
@@ -143,10 +146,10 @@ describe('PagerDutyNotifier against the Events API v2 stand-in', () => {
     });
     expect(target.received).toHaveLength(2);
     expect(await deliver(notifier, events, 2)).toEqual({ kind: 'delivered', status: 202 });
-    expect(target.open().map((alert) => alert.dedupKey)).toEqual([
-      'test/vehicle/veh-0001#vpn',
-      'test/vehicle/veh-0002#vpn',
-      'test/vehicle/veh-0003#vpn',
+    expect(target.open().map((alert) => [alert.dedupKey, alert.triggers])).toEqual([
+      ['test/vehicle/veh-0001#vpn', 2],
+      ['test/vehicle/veh-0002#vpn', 1],
+      ['test/vehicle/veh-0003#vpn', 1],
     ]);
   });
 
