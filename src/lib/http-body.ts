@@ -1,10 +1,8 @@
 import type { Readable } from 'node:stream';
-import { errors } from 'undici';
 
 /**
  * Reading what a receiver answered, within bounds: its body (kept only in part), a one-line
- * excerpt for a reason or a log line, and why there was no answer at all. Every receiver kind that
- * sends with undici reads its answers through these.
+ * excerpt for a reason or a log line, and why there was no answer at all (`http-post.ts` sends).
  */
 
 /** Characters of an excerpt by default. */
@@ -57,14 +55,4 @@ export function describeError(error: unknown): string {
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   const text = typeof message === 'string' && message !== '' ? message : String(error);
   return typeof code === 'string' && !text.includes(code) ? `${code} ${text}` : text;
-}
-
-/** True for an undici time-out (connect, headers, body) or an aborted `AbortSignal.timeout`. */
-export function isTimeoutError(error: unknown): boolean {
-  return (
-    error instanceof errors.ConnectTimeoutError ||
-    error instanceof errors.HeadersTimeoutError ||
-    error instanceof errors.BodyTimeoutError ||
-    (error instanceof Error && error.name === 'TimeoutError')
-  );
 }

@@ -139,3 +139,27 @@ export function attemptLogFields(
     durationMs: Math.round(performance.now() - startedAt),
   };
 }
+
+/**
+ * The one log line of an attempt: debug when it was delivered, a warning with the reason (and the
+ * wait the receiver asked for) when not.
+ */
+export function logAttempt(
+  logger: Logger,
+  attempt: {
+    notification: Notification;
+    options: DeliveryOptions;
+    outcome: DeliveryOutcome;
+    startedAt: number;
+  },
+  messages: { delivered: string; failed: string },
+): void {
+  const { notification, options, outcome, startedAt } = attempt;
+  const fields = attemptLogFields(notification, options, outcome, startedAt);
+  if (outcome.kind === 'delivered') {
+    logger.debug(fields, messages.delivered);
+  } else {
+    const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
+    logger.warn({ ...fields, retryAfterMs, reason: outcome.reason }, messages.failed);
+  }
+}

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -155,7 +154,6 @@ export class PagerDutyStandin {
   /** Every alert ever opened, oldest first (a resolved key triggered again opens a new one). */
   readonly alerts: Alert[] = [];
   readonly #script: ScriptedAnswer[] = [];
-  readonly #events = new EventEmitter();
   readonly #rate: StandinOptions['rate'];
   readonly #server = createServer((request, response) => {
     const at = Date.now();
@@ -170,7 +168,6 @@ export class PagerDutyStandin {
       this.received.push(received);
       response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
       response.end(JSON.stringify(answer.body));
-      this.#events.emit('received', this.received.length);
     });
   });
   #url = '';
@@ -217,26 +214,6 @@ export class PagerDutyStandin {
       most = Math.max(most, end - start + 1);
     }
     return most;
-  }
-
-  /** Resolves once `count` requests have arrived (immediately if they already have). */
-  waitFor(count: number, timeoutMs = 10_000): Promise<ReceivedEvent[]> {
-    if (this.received.length >= count) return Promise.resolve(this.received.slice(0, count));
-    return new Promise((resolve, reject) => {
-      const onReceived = (total: number) => {
-        if (total < count) return;
-        clearTimeout(timer);
-        this.#events.off('received', onReceived);
-        resolve(this.received.slice(0, count));
-      };
-      const timer = setTimeout(() => {
-        this.#events.off('received', onReceived);
-        reject(
-          new Error(`pagerduty stand-in: ${this.received.length} of ${count} events after ${timeoutMs} ms`),
-        );
-      }, timeoutMs);
-      this.#events.on('received', onReceived);
-    });
   }
 
   async close(): Promise<void> {

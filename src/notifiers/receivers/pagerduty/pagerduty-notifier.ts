@@ -1,6 +1,7 @@
-import { Agent, type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { formatDuration } from '../../../lib/duration.js';
-import { describeError, excerptOf, isTimeoutError, readBounded } from '../../../lib/http-body.js';
+import { describeError, excerptOf } from '../../../lib/http-body.js';
+import { ReceiverPoster } from '../../../lib/http-post.js';
 import type { Logger } from '../../../log/logger.js';
 import { REDACTED, type SecretRegistry } from '../../../log/secrets.js';
 import { VERSION } from '../../../version.js';
@@ -11,15 +12,14 @@ import type {
   Notifier,
   NotifierDeps,
 } from '../../notifier.js';
-import { attemptLogFields } from '../../notifier.js';
+import { logAttempt } from '../../notifier.js';
 import { type EventResult, resultOfAnswer } from './answer.js';
 import { DEFAULT_SEVERITY_MAP, type PagerDutyReceiverConfig, pagerDutySecrets } from './config.js';
 import { type PlannedEvent, type PlanOptions, planEvents } from './events.js';
 import { SendPacer } from './pacer.js';
 
-/** Bytes of an answer kept for its reason; the rest is read and dropped (up to 1 MiB). */
-const KEPT_BYTES = 4_096;
 const MINUTE_MS = 60_000;
+const HEADERS = { 'content-type': 'application/json', 'user-agent': `fleetwatch/${VERSION}` };
 
 export interface PagerDutyNotifierOptions {
   /** The pacing window (one minute); `events_per_minute` exchanges at most within it. */
@@ -53,9 +53,7 @@ export class PagerDutyNotifier implements Notifier {
   readonly #logger: Logger;
   readonly #secrets: SecretRegistry;
   readonly #now: () => number;
-  readonly #dispatcher: Dispatcher;
-  readonly #ownsDispatcher: boolean;
-  #closed: Promise<void> | undefined;
+  readonly #poster: ReceiverPoster;
 
   constructor(config: PagerDutyReceiverConfig, deps: NotifierDeps, options: PagerDutyNotifierOptions = {}) {
     this.name = config.name;
@@ -74,33 +72,23 @@ export class PagerDutyNotifier implements Notifier {
     };
     this.#now = options.now ?? Date.now;
     this.#pacer = new SendPacer(config.events_per_minute, options.paceWindowMs ?? MINUTE_MS, this.#now);
-    this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: config.timeout },
-        headersTimeout: config.timeout,
-        bodyTimeout: config.timeout,
-      });
+    this.#poster = new ReceiverPoster(config.timeout, options.dispatcher);
   }
 
   async deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
-    const started = performance.now();
+    const startedAt = performance.now();
     const outcome = this.#scrubbed(await this.#deliver(notification, options));
-    const fields = attemptLogFields(notification, options, outcome, started);
-    if (outcome.kind === 'delivered') {
-      this.#logger.debug(fields, 'pagerduty events accepted');
-    } else {
-      const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
-      this.#logger.warn({ ...fields, retryAfterMs, reason: outcome.reason }, 'pagerduty delivery failed');
-    }
+    logAttempt(
+      this.#logger,
+      { notification, options, outcome, startedAt },
+      { delivered: 'pagerduty events accepted', failed: 'pagerduty delivery failed' },
+    );
     return outcome;
   }
 
   /** Closes the connection pool (when the notifier made it). Safe to call more than once. */
   close(): Promise<void> {
-    this.#closed ??= this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
-    return this.#closed;
+    return this.#poster.close();
   }
 
   async #deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
@@ -109,10 +97,7 @@ export class PagerDutyNotifier implements Notifier {
       planned = planEvents(notification, this.#plan);
     } catch (error) {
       // Not a delivery problem (a bug building the events): never thrown, retried like one.
-      return {
-        kind: 'retry',
-        reason: `could not build the events: ${excerptOf(this.#scrub(describeError(error)))}`,
-      };
+      return { kind: 'retry', reason: `could not build the events: ${this.#describe(error)}` };
     }
     const refused: string[] = [];
     let status: number | undefined;
@@ -145,46 +130,34 @@ export class PagerDutyNotifier implements Notifier {
 
   async #send(event: PlannedEvent, signal: AbortSignal | undefined): Promise<EventResult> {
     const body = JSON.stringify({ routing_key: this.#config.routing_key, ...event });
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.#config.timeout);
-    const both = signal ? AbortSignal.any([deadline.signal, signal]) : deadline.signal;
-    try {
-      const response = await request(this.#config.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': `fleetwatch/${VERSION}` },
-        body,
-        signal: both,
-        dispatcher: this.#dispatcher,
-      });
-      const text = await readBounded(response.body, KEPT_BYTES);
-      const retryAfter = response.headers['retry-after'];
-      return resultOfAnswer({
-        status: response.statusCode,
-        body: this.#scrub(text),
-        retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-        now: this.#now(),
-      });
-    } catch (error) {
-      const timeout = formatDuration(this.#config.timeout);
-      if (deadline.signal.aborted || isTimeoutError(error)) {
-        return {
-          kind: 'stop',
-          outcome: { kind: 'retry', reason: `no answer from PagerDuty within ${timeout}` },
-        };
-      }
-      if (signal?.aborted) {
-        return { kind: 'stop', outcome: { kind: 'retry', reason: 'cancelled before PagerDuty answered' } };
-      }
-      return {
-        kind: 'stop',
-        outcome: {
-          kind: 'retry',
-          reason: `could not reach PagerDuty: ${excerptOf(this.#scrub(describeError(error)))}`,
-        },
-      };
-    } finally {
-      clearTimeout(timer);
+    const result = await this.#poster.post(this.#config.url, { headers: HEADERS, body, signal });
+    switch (result.kind) {
+      case 'answer':
+        return resultOfAnswer({
+          status: result.status,
+          body: this.#scrub(result.text),
+          retryAfter: result.retryAfter,
+          now: this.#now(),
+        });
+      case 'timeout':
+        return this.#stop(`no answer from PagerDuty within ${formatDuration(this.#config.timeout)}`);
+      case 'cancelled':
+        return this.#stop('cancelled before PagerDuty answered');
+      case 'unsendable':
+        // A URL undici refuses: no retry will make it acceptable.
+        return this.#stop(`cannot send the request: ${this.#describe(result.error)}`, 'rejected');
+      case 'network':
+        return this.#stop(`could not reach PagerDuty: ${this.#describe(result.error)}`);
     }
+  }
+
+  #stop(reason: string, kind: 'retry' | 'rejected' = 'retry'): EventResult {
+    return { kind: 'stop', outcome: { kind, reason } };
+  }
+
+  /** A short, scrubbed account of an error. */
+  #describe(error: unknown): string {
+    return excerptOf(this.#scrub(describeError(error)));
   }
 
   /** The registry's scrubbing, and the routing key cut out even if the registry has forgotten it. */

@@ -1,6 +1,7 @@
-import { Agent, type Dispatcher, errors, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { formatDuration } from '../../../lib/duration.js';
-import { describeError, excerptOf, isTimeoutError, readBounded } from '../../../lib/http-body.js';
+import { describeError, excerptOf } from '../../../lib/http-body.js';
+import { ReceiverPoster } from '../../../lib/http-post.js';
 import type { Logger } from '../../../log/logger.js';
 import type { SecretRegistry } from '../../../log/secrets.js';
 import { VERSION } from '../../../version.js';
@@ -16,9 +17,6 @@ import { urlOrigin, type WebhookReceiverConfig, webhookSecrets } from './config.
 import { encodePayload } from './payload.js';
 import { classifyAnswer } from './response.js';
 import { sign } from './signature.js';
-
-/** Bytes of an error answer kept for the excerpt; the rest is read and dropped (up to 1 MiB). */
-const KEPT_BYTES = 4_096;
 
 export interface WebhookNotifierOptions {
   /** Epoch ms; `webhook-timestamp` is read from it at send time. */
@@ -43,10 +41,8 @@ export class WebhookNotifier implements Notifier {
   readonly #logger: Logger;
   readonly #secrets: SecretRegistry;
   readonly #now: () => number;
-  readonly #dispatcher: Dispatcher;
-  readonly #ownsDispatcher: boolean;
+  readonly #poster: ReceiverPoster;
   readonly #extraHeaders: Record<string, string>;
-  #closed: Promise<void> | undefined;
 
   constructor(config: WebhookReceiverConfig, deps: NotifierDeps, options: WebhookNotifierOptions = {}) {
     this.name = config.name;
@@ -59,14 +55,7 @@ export class WebhookNotifier implements Notifier {
       origin: urlOrigin(config.url),
     });
     this.#now = options.now ?? Date.now;
-    this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: config.timeout },
-        headersTimeout: config.timeout,
-        bodyTimeout: config.timeout,
-      });
+    this.#poster = new ReceiverPoster(config.timeout, options.dispatcher);
     this.#extraHeaders = Object.fromEntries(
       Object.entries(config.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
     );
@@ -101,38 +90,24 @@ export class WebhookNotifier implements Notifier {
       return { kind: 'rejected', reason: `cannot build the request: ${this.#describe(error)}` };
     }
 
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.#config.timeout);
-    const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
-    try {
-      const response = await request(this.#config.url, {
-        method: 'POST',
-        headers,
-        body,
-        signal,
-        dispatcher: this.#dispatcher,
-      });
-      const success = response.statusCode >= 200 && response.statusCode < 300;
-      const text = await readBounded(response.body, success ? 0 : KEPT_BYTES);
-      const retryAfter = response.headers['retry-after'];
-      return classifyAnswer({
-        status: response.statusCode,
-        retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-        excerpt: excerptOf(this.#secrets.scrub(text)),
-        now: this.#now(),
-      });
-    } catch (error) {
-      if (deadline.signal.aborted || isTimeoutError(error)) {
+    const result = await this.#poster.post(this.#config.url, { headers, body, signal: options.signal });
+    switch (result.kind) {
+      case 'answer':
+        return classifyAnswer({
+          status: result.status,
+          retryAfter: result.retryAfter,
+          excerpt: excerptOf(this.#secrets.scrub(result.text)),
+          now: this.#now(),
+        });
+      case 'timeout':
         return { kind: 'retry', reason: `no answer within ${formatDuration(this.#config.timeout)}` };
-      }
-      if (options.signal?.aborted) return { kind: 'retry', reason: 'cancelled before an answer came' };
-      if (error instanceof errors.InvalidArgumentError) {
+      case 'cancelled':
+        return { kind: 'retry', reason: 'cancelled before an answer came' };
+      case 'unsendable':
         // A header or URL undici refuses to send: no retry will make it acceptable.
-        return { kind: 'rejected', reason: `cannot send the request: ${this.#describe(error)}` };
-      }
-      return { kind: 'retry', reason: `network error: ${this.#describe(error)}` };
-    } finally {
-      clearTimeout(timer);
+        return { kind: 'rejected', reason: `cannot send the request: ${this.#describe(result.error)}` };
+      case 'network':
+        return { kind: 'retry', reason: `network error: ${this.#describe(result.error)}` };
     }
   }
 
@@ -143,7 +118,6 @@ export class WebhookNotifier implements Notifier {
 
   /** Closes the connection pool (when the notifier made it). Safe to call more than once. */
   close(): Promise<void> {
-    this.#closed ??= this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
-    return this.#closed;
+    return this.#poster.close();
   }
 }

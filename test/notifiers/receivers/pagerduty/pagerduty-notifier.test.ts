@@ -1,8 +1,6 @@
 import { createServer } from 'node:net';
-import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FleetEvent } from '../../../../src/events/types.js';
-import { createLogger } from '../../../../src/log/logger.js';
 import { SecretRegistry } from '../../../../src/log/secrets.js';
 import type { DeliveryOutcome, Notifier } from '../../../../src/notifiers/notifier.js';
 import {
@@ -13,9 +11,11 @@ import {
 } from '../../../../src/notifiers/receivers/pagerduty/index.js';
 import { PagerDutyStandin, pagerDutyAnswers } from '../../../support/pagerduty-standin.js';
 import { acknowledged, notification, vehicles, vpnBack, vpnLost } from '../slack/fixtures.js';
+import { capturingLogger } from '../webhook/helpers.js';
 
 let standins: PagerDutyStandin[];
-let lines: string[];
+/** What each notifier logged, unscrubbed. */
+let logs: string[][];
 let outcomes: DeliveryOutcome[];
 let notifiers: Notifier[];
 /** Every routing key the notifiers were given: none may show in a log line or a reason. */
@@ -23,7 +23,7 @@ let keys: string[];
 
 beforeEach(() => {
   standins = [];
-  lines = [];
+  logs = [];
   outcomes = [];
   notifiers = [];
   keys = [];
@@ -32,6 +32,7 @@ beforeEach(() => {
 afterEach(async () => {
   await Promise.all(notifiers.map((notifier) => notifier.close?.()));
   await Promise.all(standins.map((standin) => standin.close()));
+  const lines = logs.flat();
   expect(lines.length).toBeGreaterThan(0);
   for (const text of [...lines, ...outcomes.map((outcome) => JSON.stringify(outcome))]) {
     for (const key of keys) expect(text).not.toContain(key);
@@ -47,8 +48,8 @@ async function standin(
 }
 
 /**
- * A notifier on `url`. Its logger scrubs with a registry of its own that knows no secret, so a
- * routing key in a log line would show: only the notifier keeps it out.
+ * A notifier on `url`. Its logger scrubs nothing, so a routing key in a log line would show: only
+ * the notifier keeps it out.
  */
 type Fields = Partial<Record<keyof PagerDutyReceiverConfig, unknown>>;
 
@@ -56,20 +57,19 @@ function pagerDuty(
   fields: Fields & { url: string; routing_key: string },
   options: PagerDutyNotifierOptions = {},
 ): Notifier {
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(String(chunk));
-      done();
-    },
-  });
-  const logger = createLogger({ destination, format: 'json', level: 'debug', secrets: new SecretRegistry() });
+  const captured = capturingLogger();
+  logs.push(captured.lines);
   const config = pagerDutyNotifierFactory.configSchema.parse({
     kind: 'pagerduty',
     name: 'on-call',
     ...fields,
   });
   keys.push(config.routing_key);
-  const notifier = new PagerDutyNotifier(config, { logger, secrets: new SecretRegistry() }, options);
+  const notifier = new PagerDutyNotifier(
+    config,
+    { logger: captured.logger, secrets: new SecretRegistry() },
+    options,
+  );
   notifiers.push(notifier);
   return notifier;
 }
