@@ -63,7 +63,7 @@ export interface NotifierDeps {
   logger: Logger;
   /** The notifier registers its kind's `secrets(config)` here, and scrubs its reasons with it. */
   secrets: SecretRegistry;
-  /** `console.url`, when set: messages may link to the console's pages (`consoleLinks`). */
+  /** `console.url`, when set: messages may link to the console's pages (`consolePageUrl`). */
   consoleUrl?: string;
 }
 
@@ -150,7 +150,10 @@ export interface ConsoleLink {
   label: string;
 }
 
-/** `<base>/#/<page>/<param>…`, each part percent-encoded as the console's router reads it. */
+/**
+ * `<base>/#/<page>/<param>…`, each part percent-encoded as the console's hash router reads it.
+ * Every kind that links into the console builds its links with this.
+ */
 export function consolePageUrl(base: string, page: string, ...params: string[]): string {
   return `${base}/#/${[page, ...params.map((param) => encodeURIComponent(param))].join('/')}`;
 }
@@ -175,4 +178,28 @@ export function consoleLinks(notification: Notification, base: string): ConsoleL
     if (link) links.push(link);
   }
   return links.filter((link) => link.url.length <= MAX_LINK_LENGTH);
+}
+
+/**
+ * The one log line of an attempt: debug when it was delivered, a warning with the reason (and the
+ * wait the receiver asked for) when not.
+ */
+export function logAttempt(
+  logger: Logger,
+  attempt: {
+    notification: Notification;
+    options: DeliveryOptions;
+    outcome: DeliveryOutcome;
+    startedAt: number;
+  },
+  messages: { delivered: string; failed: string },
+): void {
+  const { notification, options, outcome, startedAt } = attempt;
+  const fields = attemptLogFields(notification, options, outcome, startedAt);
+  if (outcome.kind === 'delivered') {
+    logger.debug(fields, messages.delivered);
+  } else {
+    const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
+    logger.warn({ ...fields, retryAfterMs, reason: outcome.reason }, messages.failed);
+  }
 }

@@ -1,6 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/index.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
+import { receiversSchema } from '../../src/notifiers/receivers/kinds.js';
 
 const env = {
   FLEET_CLIENT_ID: 'example-client',
@@ -17,5 +20,34 @@ describe('shipped config files', () => {
     'deploy/fleetwatch.compose.yaml',
   ])('%s is valid', (file) => {
     expect(() => loadConfig(file, env, new SecretRegistry())).not.toThrow();
+  });
+});
+
+describe('the commented receivers of examples/fleetwatch.yaml', () => {
+  // They stay comments so the file loads without their secrets; uncommented, each must be valid.
+  const lines = readFileSync('examples/fleetwatch.yaml', 'utf8').split('\n');
+  const start = lines.indexOf('receivers: []');
+  const commented: string[] = [];
+  for (const line of lines.slice(start + 1)) {
+    if (!line.startsWith('#  ')) break;
+    commented.push(line.slice(1));
+  }
+  const secrets: Record<string, string> = {
+    '${SMTP_PASSWORD}': 'example-password',
+    '${PAGERDUTY_ROUTING_KEY}': 'R0123456789abcdef0123456789abcde',
+  };
+  const text = commented.join('\n').replace(/\$\{[A-Z_]+\}/g, (name) => secrets[name] ?? name);
+  const receivers = parse(text) as unknown[];
+
+  it('holds an example of every kind that needs a secret', () => {
+    expect(start).toBeGreaterThan(0);
+    expect(receivers.map((receiver) => (receiver as { kind: string }).kind)).toEqual(
+      expect.arrayContaining(['email', 'pagerduty']),
+    );
+  });
+
+  it('is a valid list of receivers once uncommented', () => {
+    const result = receiversSchema.safeParse(receivers);
+    expect(result.success ? [] : result.error.issues).toEqual([]);
   });
 });

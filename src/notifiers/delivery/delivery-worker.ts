@@ -107,7 +107,8 @@ export interface DeliveryWorkerOptions {
 
 /**
  * The rate limiter is there for `RateLimitError` (holding the receiver); its own limit is never
- * reached. fleetwatch does not pace sends ahead of time: receivers' 429s are honoured instead.
+ * reached. The worker does not pace sends ahead of time: receivers' 429s are honoured instead (a
+ * kind whose receiver documents a rate paces its own sends, as `pagerduty` does).
  */
 const LIMITER = { max: 1_000_000, duration: 1_000 };
 const DEFAULT_ERROR_HOLD_MS = 5_000;

@@ -6,6 +6,7 @@ import { RECEIVER_NAME } from '../../queues/names.js';
 import type { NotifierFactory, ReceiverBase } from '../notifier.js';
 import { consoleNotifierFactory } from './console/index.js';
 import { emailNotifierFactory } from './email/index.js';
+import { pagerDutyNotifierFactory } from './pagerduty/index.js';
 import { slackNotifierFactory } from './slack/index.js';
 import { webhookNotifierFactory } from './webhook/index.js';
 
@@ -19,6 +20,7 @@ export const NOTIFIER_FACTORIES: readonly NotifierFactory[] = [
   webhookNotifierFactory as unknown as NotifierFactory,
   consoleNotifierFactory as unknown as NotifierFactory,
   emailNotifierFactory as unknown as NotifierFactory,
+  pagerDutyNotifierFactory as unknown as NotifierFactory,
 ];
 
 export type ReceiverConfig = ReceiverBase & Record<string, unknown>;

@@ -131,6 +131,7 @@ export class JobWatch {
 
 export interface StartOptions {
   name: string;
+  /** The receiver's kind, as the delivery worker names it (`slack`, `webhook`, `pagerduty`, …). */
   kind: string;
   notifier: Notifier;
   policy: RetryPolicy;

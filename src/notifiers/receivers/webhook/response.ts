@@ -3,6 +3,8 @@ import { classifyExchange } from '../../../lib/http-answer.js';
 import { parseRetryAfter as readRetryAfter } from '../../../lib/retry-after.js';
 import type { DeliveryOutcome } from '../../notifier.js';
 
+export { EXCERPT_LENGTH, excerptOf } from '../../../lib/http-body.js';
+
 /**
  * What a receiver's answer means (pure), following the Standard Webhooks sender conventions:
  *
@@ -15,8 +17,6 @@ import type { DeliveryOutcome } from '../../notifier.js';
  * | other 4xx | `rejected`, with the status and a short excerpt of the body |
  * | other 5xx | `retry` |
  */
-
-export const EXCERPT_LENGTH = 200;
 
 export interface ReceiverAnswer {
   status: number;
@@ -70,11 +70,4 @@ export function classifyAnswer({ status, retryAfter, excerpt, now }: ReceiverAns
  */
 export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
   return readRetryAfter(value, now);
-}
-
-/** One line of at most 200 characters: control characters and runs of white space collapsed. */
-export function excerptOf(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it removes
-  const line = text.replace(/[\u0000-\u001f\u007f-\u009f\s]+/g, ' ').trim();
-  return line.length <= EXCERPT_LENGTH ? line : `${line.slice(0, EXCERPT_LENGTH - 1)}…`;
 }

@@ -1,6 +1,7 @@
-import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher, errors, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { formatDuration } from '../../../lib/duration.js';
+import { describeError, excerptOf } from '../../../lib/http-body.js';
+import { ReceiverPoster } from '../../../lib/http-post.js';
 import type { Logger } from '../../../log/logger.js';
 import type { SecretRegistry } from '../../../log/secrets.js';
 import { VERSION } from '../../../version.js';
@@ -14,13 +15,8 @@ import type {
 import { attemptLogFields } from '../../notifier.js';
 import { urlOrigin, type WebhookReceiverConfig, webhookSecrets } from './config.js';
 import { encodePayload } from './payload.js';
-import { classifyAnswer, excerptOf } from './response.js';
+import { classifyAnswer } from './response.js';
 import { sign } from './signature.js';
-
-/** Bytes of an error answer kept for the excerpt; the rest is read and dropped. */
-const KEPT_BYTES = 4_096;
-/** A body longer than this is not read to the end: the connection is dropped instead. */
-const MAX_DRAINED_BYTES = 1_048_576;
 
 export interface WebhookNotifierOptions {
   /** Epoch ms; `webhook-timestamp` is read from it at send time. */
@@ -45,10 +41,8 @@ export class WebhookNotifier implements Notifier {
   readonly #logger: Logger;
   readonly #secrets: SecretRegistry;
   readonly #now: () => number;
-  readonly #dispatcher: Dispatcher;
-  readonly #ownsDispatcher: boolean;
+  readonly #poster: ReceiverPoster;
   readonly #extraHeaders: Record<string, string>;
-  #closed: Promise<void> | undefined;
 
   constructor(config: WebhookReceiverConfig, deps: NotifierDeps, options: WebhookNotifierOptions = {}) {
     this.name = config.name;
@@ -61,14 +55,7 @@ export class WebhookNotifier implements Notifier {
       origin: urlOrigin(config.url),
     });
     this.#now = options.now ?? Date.now;
-    this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher =
-      options.dispatcher ??
-      new Agent({
-        connect: { timeout: config.timeout },
-        headersTimeout: config.timeout,
-        bodyTimeout: config.timeout,
-      });
+    this.#poster = new ReceiverPoster(config.timeout, options.dispatcher);
     this.#extraHeaders = Object.fromEntries(
       Object.entries(config.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
     );
@@ -103,87 +90,34 @@ export class WebhookNotifier implements Notifier {
       return { kind: 'rejected', reason: `cannot build the request: ${this.#describe(error)}` };
     }
 
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.#config.timeout);
-    const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
-    try {
-      const response = await request(this.#config.url, {
-        method: 'POST',
-        headers,
-        body,
-        signal,
-        dispatcher: this.#dispatcher,
-      });
-      const success = response.statusCode >= 200 && response.statusCode < 300;
-      const text = await drain(response.body, success ? 0 : KEPT_BYTES);
-      const retryAfter = response.headers['retry-after'];
-      return classifyAnswer({
-        status: response.statusCode,
-        retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-        excerpt: excerptOf(this.#secrets.scrub(text)),
-        now: this.#now(),
-      });
-    } catch (error) {
-      if (deadline.signal.aborted || isTimeout(error)) {
+    const result = await this.#poster.post(this.#config.url, { headers, body, signal: options.signal });
+    switch (result.kind) {
+      case 'answer':
+        return classifyAnswer({
+          status: result.status,
+          retryAfter: result.retryAfter,
+          excerpt: excerptOf(this.#secrets.scrub(result.text)),
+          now: this.#now(),
+        });
+      case 'timeout':
         return { kind: 'retry', reason: `no answer within ${formatDuration(this.#config.timeout)}` };
-      }
-      if (options.signal?.aborted) return { kind: 'retry', reason: 'cancelled before an answer came' };
-      if (error instanceof errors.InvalidArgumentError) {
+      case 'cancelled':
+        return { kind: 'retry', reason: 'cancelled before an answer came' };
+      case 'unsendable':
         // A header or URL undici refuses to send: no retry will make it acceptable.
-        return { kind: 'rejected', reason: `cannot send the request: ${this.#describe(error)}` };
-      }
-      return { kind: 'retry', reason: `network error: ${this.#describe(error)}` };
-    } finally {
-      clearTimeout(timer);
+        return { kind: 'rejected', reason: `cannot send the request: ${this.#describe(result.error)}` };
+      case 'network':
+        return { kind: 'retry', reason: `network error: ${this.#describe(result.error)}` };
     }
   }
 
   /** A short, scrubbed account of an error: its code when it has one, else its message. */
   #describe(error: unknown): string {
-    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-    const text = typeof message === 'string' && message !== '' ? message : String(error);
-    const described = typeof code === 'string' && !text.includes(code) ? `${code} ${text}` : text;
-    return excerptOf(this.#secrets.scrub(described));
+    return excerptOf(this.#secrets.scrub(describeError(error)));
   }
 
   /** Closes the connection pool (when the notifier made it). Safe to call more than once. */
   close(): Promise<void> {
-    this.#closed ??= this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
-    return this.#closed;
+    return this.#poster.close();
   }
-}
-
-function isTimeout(error: unknown): boolean {
-  return (
-    error instanceof errors.ConnectTimeoutError ||
-    error instanceof errors.HeadersTimeoutError ||
-    error instanceof errors.BodyTimeoutError ||
-    (error instanceof Error && error.name === 'TimeoutError')
-  );
-}
-
-/**
- * Reads the whole body (so the connection goes back to the pool) keeping its first `keep` bytes;
- * a body past 1 MiB is cut off instead. A body that fails half-way changes nothing: the status
- * has already arrived.
- */
-async function drain(body: Readable, keep: number): Promise<string> {
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
-  let total = 0;
-  try {
-    for await (const chunk of body) {
-      const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-      if (keptBytes < keep) {
-        const part = bytes.subarray(0, keep - keptBytes);
-        kept.push(part);
-        keptBytes += part.length;
-      }
-      total += bytes.length;
-      if (total > MAX_DRAINED_BYTES) break;
-    }
-  } catch {
-    // The answer's status is what counts.
-  }
-  return Buffer.concat(kept).toString('utf8');
 }

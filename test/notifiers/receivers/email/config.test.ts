@@ -165,20 +165,12 @@ describe('email receiver config', () => {
     ]);
   });
 
-  it('the README example and the commented one in examples/fleetwatch.yaml are valid receivers', () => {
+  it('the README example is a valid receiver', () => {
     const readme = readFileSync(new URL('../../../../README.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('<a id="email"></a>'));
     const block = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-    const example = readFileSync(new URL('../../../../examples/fleetwatch.yaml', import.meta.url), 'utf8');
-    const commented = example
-      .split('\n')
-      .filter((line) => line.startsWith('# receivers:') || line.startsWith('#   '))
-      .map((line) => line.slice(2))
-      .join('\n');
-    for (const text of [block, commented]) {
-      const { receivers } = parse(text.replaceAll('${SMTP_PASSWORD}', PASSWORD)) as { receivers: unknown[] };
-      expect(receivers).toHaveLength(1);
-      expect(problems(receivers[0] as Record<string, unknown>)).toEqual([]);
-    }
+    const { receivers } = parse(block.replaceAll('${SMTP_PASSWORD}', PASSWORD)) as { receivers: unknown[] };
+    expect(receivers).toHaveLength(1);
+    expect(problems(receivers[0] as Record<string, unknown>)).toEqual([]);
   });
 });
