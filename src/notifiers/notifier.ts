@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { FleetEvent, Severity } from '../events/types.js';
 import { durationField } from '../lib/fields.js';
@@ -62,8 +63,32 @@ export interface NotifierDeps {
   logger: Logger;
   /** The notifier registers its kind's `secrets(config)` here, and scrubs its reasons with it. */
   secrets: SecretRegistry;
-  /** `console.url`, when set: messages may link to the console's pages (`consoleLinks`). */
+  /** `console.url`, when set: messages may link to the console's pages (`consolePageUrl`). */
   consoleUrl?: string;
+  /**
+   * Redis, for a kind that keeps state of its own between deliveries (the alerts an Alertmanager
+   * receiver re-sends). Absent where a notifier is built without Redis; a kind that needs it
+   * refuses to be built without it.
+   */
+  redis?: ReceiverRedis;
+}
+
+/**
+ * What a receiver may keep in Redis: the delivery connection, shared by every receiver of the
+ * process, and the one key that is this receiver's own (`{p}:<kind>:<receiver>`, store/keys.ts).
+ * Every replica's notifier of the receiver sees the same key.
+ */
+export interface ReceiverRedis {
+  connection: Redis;
+  key: string;
+}
+
+/**
+ * A page of the web console (`console.url`): `<base>/#/<page>/<param>…`, each part
+ * percent-encoded as the console's hash router reads it (`#/incidents`, `#/vehicle/<id>`).
+ */
+export function consolePageUrl(base: string, page: string, ...params: string[]): string {
+  return `${base}/#/${[page, ...params.map((param) => encodeURIComponent(param))].join('/')}`;
 }
 
 /**

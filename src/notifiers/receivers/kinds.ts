@@ -4,6 +4,7 @@ import { parseWithin } from '../../lib/issues.js';
 import type { RetryPolicy, RetryPolicyOverrides } from '../../lib/retry-policy.js';
 import { RECEIVER_NAME } from '../../queues/names.js';
 import type { NotifierFactory, ReceiverBase } from '../notifier.js';
+import { alertmanagerNotifierFactory } from './alertmanager/index.js';
 import { consoleNotifierFactory } from './console/index.js';
 import { slackNotifierFactory } from './slack/index.js';
 import { webhookNotifierFactory } from './webhook/index.js';
@@ -17,6 +18,7 @@ export const NOTIFIER_FACTORIES: readonly NotifierFactory[] = [
   slackNotifierFactory as unknown as NotifierFactory,
   webhookNotifierFactory as unknown as NotifierFactory,
   consoleNotifierFactory as unknown as NotifierFactory,
+  alertmanagerNotifierFactory as unknown as NotifierFactory,
 ];
 
 export type ReceiverConfig = ReceiverBase & Record<string, unknown>;

@@ -1,5 +1,5 @@
 import type { FleetEvent } from '../../../events/types.js';
-import type { Notification } from '../../notifier.js';
+import { consolePageUrl, type Notification } from '../../notifier.js';
 import { escapeMrkdwn } from './mrkdwn.js';
 import { entityOf } from './phrases.js';
 
@@ -18,11 +18,6 @@ const ENTITY_PAGES = new Set(['vehicle', 'robot']);
 export interface ConsoleLink {
   url: string;
   label: string;
-}
-
-/** `<base>/#/<page>/<param>…`, each part percent-encoded as the console's router reads it. */
-export function consolePageUrl(base: string, page: string, ...params: string[]): string {
-  return `${base}/#/${[page, ...params.map((param) => encodeURIComponent(param))].join('/')}`;
 }
 
 function linkOfSubject(base: string, event: FleetEvent): ConsoleLink | undefined {
