@@ -48,6 +48,8 @@ export interface GettableAlert {
 export interface AlertmanagerOptions {
   /** `global.resolve_timeout`: how long an alert pushed without `endsAt` lives (default 1s). */
   resolveTimeout?: string;
+  /** `127.0.0.1:<port>`: to start one again where a stopped one listened (a restart); else port 0. */
+  listenAddress?: string;
 }
 
 export class AlertmanagerProcess {
@@ -82,7 +84,7 @@ export class AlertmanagerProcess {
     const child = spawn(
       ALERTMANAGER_BIN,
       [
-        '--web.listen-address=127.0.0.1:0',
+        `--web.listen-address=${options.listenAddress ?? '127.0.0.1:0'}`,
         '--cluster.listen-address=',
         `--storage.path=${join(dir, 'data')}`,
         `--config.file=${config}`,
@@ -150,10 +152,14 @@ export class AlertmanagerProcess {
       '--author=fleetwatch-tests',
       `--comment=${comment}`,
       '--duration=1h',
-      '--quiet',
       ...matchers,
     ]);
     return stdout.trim();
+  }
+
+  /** `127.0.0.1:<port>`, for `start({ listenAddress })` after `stop()`. */
+  get address(): string {
+    return new URL(this.url).host;
   }
 
   /** What the process wrote to stderr, for failure messages. */

@@ -10,7 +10,7 @@ import type {
   NotifierDeps,
 } from '../../notifier.js';
 import { attemptLogFields } from '../../notifier.js';
-import { AlertStore, type StoredEntry } from './alert-store.js';
+import { AlertStore } from './alert-store.js';
 import {
   type AlertContext,
   incidentIds,
@@ -167,26 +167,28 @@ export class AlertmanagerNotifier implements Notifier {
   async resend(): Promise<void> {
     let alerts = 0;
     let accepted = true;
+    const send = async (batch: PostableAlert[]) => {
+      const result = await this.#post(batch, this.#stopping.signal);
+      alerts += batch.length;
+      this.#logFailedPeers(result, 'a peer did not take the re-sent alerts');
+      if (result.outcome.kind !== 'delivered') accepted = false;
+    };
     try {
       const context = this.#context();
+      let pending: PostableAlert[] = [];
       for await (const page of this.#store.entries()) {
-        const batch: PostableAlert[] = [];
-        const over: StoredEntry[] = [];
+        if (this.#stopping.signal.aborted) return;
         for (const entry of page) {
-          const done = entry.alert.keepUntil !== undefined && entry.alert.keepUntil <= context.now;
-          if (done) over.push(entry);
-          else batch.push(postable(entry.alert, context));
+          const over = entry.alert.keepUntil !== undefined && entry.alert.keepUntil <= context.now;
+          if (over) await this.#store.dropIfUnchanged(entry);
+          else pending.push(postable(entry.alert, context));
         }
-        for (const entry of over) await this.#store.dropIfUnchanged(entry);
-        for (let start = 0; start < batch.length; start += MAX_BATCH) {
-          if (this.#stopping.signal.aborted) return;
-          const part = batch.slice(start, start + MAX_BATCH);
-          const result = await this.#post(part, this.#stopping.signal);
-          alerts += part.length;
-          this.#logFailedPeers(result, 'a peer did not take the re-sent alerts');
-          if (result.outcome.kind !== 'delivered') accepted = false;
+        while (pending.length >= MAX_BATCH) {
+          await send(pending.slice(0, MAX_BATCH));
+          pending = pending.slice(MAX_BATCH);
         }
       }
+      if (pending.length > 0 && !this.#stopping.signal.aborted) await send(pending);
     } catch (error) {
       accepted = false;
       this.#logger.warn({ reason: this.#describe(error) }, 'alerts not re-sent: Redis unreadable');
