@@ -57,3 +57,24 @@ export function classifyExchange(exchange: Exchange): AnswerClass {
   if (exchange >= 200) return 'success';
   return 'informational';
 }
+
+/** undici's codes for a connection, answer or body that did not come in time. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/**
+ * The exchange of a request that threw: `timeout` when nothing came in time (undici's time-outs,
+ * `AbortSignal.timeout`), else `network` (refused, reset, name not resolved, …).
+ */
+export function exchangeOfError(error: unknown): 'timeout' | 'network' {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  return (typeof code === 'string' && TIMEOUT_CODES.has(code)) || name === 'TimeoutError'
+    ? 'timeout'
+    : 'network';
+}
+
+/** A short account of an error for a reason or a log line: its code when it has one, then its message. */
+export function describeError(error: unknown): string {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  const text = typeof message === 'string' && message !== '' ? message : String(error);
+  return typeof code === 'string' && !text.includes(code) ? `${code} ${text}` : text;
+}

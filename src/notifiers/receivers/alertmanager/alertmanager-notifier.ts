@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher, errors, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
+import { describeError, exchangeOfError } from '../../../lib/http-answer.js';
 import type { Logger } from '../../../log/logger.js';
 import type { SecretRegistry } from '../../../log/secrets.js';
 import { VERSION } from '../../../version.js';
@@ -230,7 +231,8 @@ export class AlertmanagerNotifier implements Notifier {
         retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
       };
     } catch (error) {
-      if (deadline.aborted || isTimeout(error)) return { peer: peer.url, failure: 'timeout', detail: '' };
+      if (deadline.aborted || exchangeOfError(error) === 'timeout')
+        return { peer: peer.url, failure: 'timeout', detail: '' };
       const detail = signal?.aborted
         ? 'cancelled before an answer came'
         : `network error: ${this.#describe(error)}`;
@@ -253,11 +255,8 @@ export class AlertmanagerNotifier implements Notifier {
       : { ...outcome, reason: this.#secrets.scrub(outcome.reason) };
   }
 
-  /** A short, scrubbed account of an error: its code when it has one, else its message. */
   #describe(error: unknown): string {
-    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-    const text = typeof message === 'string' && message !== '' ? message : String(error);
-    return this.#secrets.scrub(typeof code === 'string' && !text.includes(code) ? `${code} ${text}` : text);
+    return this.#secrets.scrub(describeError(error));
   }
 
   /** Stops the re-send loop (a round under way is cancelled) and closes the connection pool. */
@@ -270,13 +269,4 @@ export class AlertmanagerNotifier implements Notifier {
     })();
     return this.#closed;
   }
-}
-
-function isTimeout(error: unknown): boolean {
-  return (
-    error instanceof errors.ConnectTimeoutError ||
-    error instanceof errors.HeadersTimeoutError ||
-    error instanceof errors.BodyTimeoutError ||
-    (error instanceof Error && error.name === 'TimeoutError')
-  );
 }

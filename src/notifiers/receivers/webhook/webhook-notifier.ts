@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, errors, request } from 'undici';
 import { formatDuration } from '../../../lib/duration.js';
+import { describeError, exchangeOfError } from '../../../lib/http-answer.js';
 import type { Logger } from '../../../log/logger.js';
 import type { SecretRegistry } from '../../../log/secrets.js';
 import { VERSION } from '../../../version.js';
@@ -124,7 +125,7 @@ export class WebhookNotifier implements Notifier {
         now: this.#now(),
       });
     } catch (error) {
-      if (deadline.signal.aborted || isTimeout(error)) {
+      if (deadline.signal.aborted || exchangeOfError(error) === 'timeout') {
         return { kind: 'retry', reason: `no answer within ${formatDuration(this.#config.timeout)}` };
       }
       if (options.signal?.aborted) return { kind: 'retry', reason: 'cancelled before an answer came' };
@@ -140,10 +141,7 @@ export class WebhookNotifier implements Notifier {
 
   /** A short, scrubbed account of an error: its code when it has one, else its message. */
   #describe(error: unknown): string {
-    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-    const text = typeof message === 'string' && message !== '' ? message : String(error);
-    const described = typeof code === 'string' && !text.includes(code) ? `${code} ${text}` : text;
-    return excerptOf(this.#secrets.scrub(described));
+    return excerptOf(this.#secrets.scrub(describeError(error)));
   }
 
   /** Closes the connection pool (when the notifier made it). Safe to call more than once. */
@@ -151,15 +149,6 @@ export class WebhookNotifier implements Notifier {
     this.#closed ??= this.#ownsDispatcher ? this.#dispatcher.close() : Promise.resolve();
     return this.#closed;
   }
-}
-
-function isTimeout(error: unknown): boolean {
-  return (
-    error instanceof errors.ConnectTimeoutError ||
-    error instanceof errors.HeadersTimeoutError ||
-    error instanceof errors.BodyTimeoutError ||
-    (error instanceof Error && error.name === 'TimeoutError')
-  );
 }
 
 /**
