@@ -175,7 +175,7 @@ const ABSURD: Array<[string, Section, string]> = [
   [
     'a receiver of no known kind',
     { receivers: [{ kind: 'pager', name: 'p' }] },
-    'receivers[0].kind: expected one of "slack", "webhook", "console"; got pager',
+    'receivers[0].kind: expected one of "slack", "webhook", "console", "alertmanager"; got pager',
   ],
 ];
 

@@ -212,7 +212,7 @@ describe('receivers', () => {
         env,
       ),
     ).toEqual([
-      'receivers[0].kind: expected one of "slack", "webhook", "console"; got pager',
+      'receivers[0].kind: expected one of "slack", "webhook", "console", "alertmanager"; got pager',
       'receivers[1].url: must be an http(s) URL',
       'receivers[1].secrets[0]: must be a whsec_ secret with 24 to 64 bytes of base64',
     ]);

@@ -259,12 +259,22 @@ export class AlertmanagerNotifier implements Notifier {
     return this.#secrets.scrub(describeError(error));
   }
 
-  /** Stops the re-send loop (a round under way is cancelled) and closes the connection pool. */
+  /**
+   * Stops the re-send loop and closes the connection pool. A round under way posts nothing more;
+   * it is waited for at most `timeout` (a Redis command of it may wait for a Redis that is down).
+   */
   close(): Promise<void> {
     this.#closed ??= (async () => {
       clearInterval(this.#timer);
       this.#stopping.abort();
-      await this.#resending?.catch(() => {});
+      if (this.#resending) {
+        let timer: NodeJS.Timeout | undefined;
+        const bound = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, this.#config.timeout);
+        });
+        await Promise.race([this.#resending.catch(() => {}), bound]);
+        clearTimeout(timer);
+      }
       if (this.#ownsDispatcher) await this.#dispatcher.close();
     })();
     return this.#closed;

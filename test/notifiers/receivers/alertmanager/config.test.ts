@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseProblems } from '../../../../src/lib/issues.js';
 import { REDACTED, SecretRegistry } from '../../../../src/log/secrets.js';
+import { authorization } from '../../../../src/notifiers/receivers/alertmanager/config.js';
 import {
   alertmanagerNotifierFactory,
   alertmanagerReceiverSchema,
@@ -130,6 +131,18 @@ describe('alertmanager receiver config', () => {
     expect(registry.scrub(`pw correct-horse, Basic ${header}, Bearer tok-abcdef-123, ${header}`)).toBe(
       `pw ${REDACTED}, ${REDACTED}, ${REDACTED}, ${REDACTED}`,
     );
+  });
+
+  it('sends basic_auth or the bearer token as the authorization header', () => {
+    const basic = alertmanagerReceiverSchema.parse({
+      ...VALID,
+      basic_auth: { username: 'fw', password: 'pä:ss' },
+    });
+    expect(authorization(basic)).toBe(`Basic ${Buffer.from('fw:pä:ss', 'utf8').toString('base64')}`);
+    expect(authorization(alertmanagerReceiverSchema.parse({ ...VALID, bearer_token: 'tok-1' }))).toBe(
+      'Bearer tok-1',
+    );
+    expect(authorization(alertmanagerReceiverSchema.parse(VALID))).toBeUndefined();
   });
 
   it('refuses to build a notifier without Redis, saying why', () => {
