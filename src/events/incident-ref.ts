@@ -42,3 +42,16 @@ export function incidentRefOf(event: FleetEvent): IncidentRef | undefined {
     role: incident.role,
   };
 }
+
+/**
+ * When the incident an event fires began: its `since` (or `pendingSince`: the first bad reading,
+ * before the threshold confirmed it) when the event carries a readable one, else the event's time.
+ * The incident record and every receiver that says when an incident started read it here.
+ */
+export function incidentStart(event: Pick<FleetEvent, 'time' | 'data'>): string {
+  for (const name of ['since', 'pendingSince'] as const) {
+    const value = event.data[name];
+    if (typeof value === 'string' && Number.isFinite(Date.parse(value))) return value;
+  }
+  return event.time;
+}

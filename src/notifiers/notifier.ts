@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { entityOf } from '../events/describe.js';
 import type { FleetEvent, Severity } from '../events/types.js';
@@ -65,6 +66,22 @@ export interface NotifierDeps {
   secrets: SecretRegistry;
   /** `console.url`, when set: messages may link to the console's pages (`consolePageUrl`). */
   consoleUrl?: string;
+  /**
+   * Redis, for a kind that keeps state of its own between deliveries (the alerts an Alertmanager
+   * receiver re-sends). Absent where a notifier is built without Redis; a kind that needs it
+   * refuses to be built without it.
+   */
+  redis?: ReceiverRedis;
+}
+
+/**
+ * What a receiver may keep in Redis: the delivery connection, shared by every receiver of the
+ * process, and the one key that is this receiver's own (`{p}:<kind>:<receiver>`, store/keys.ts).
+ * Every replica's notifier of the receiver sees the same key.
+ */
+export interface ReceiverRedis {
+  connection: Redis;
+  key: string;
 }
 
 /**

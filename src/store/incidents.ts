@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { CATALOGUE, catalogueEntry, EVENT, isFleetEventType } from '../events/catalogue.js';
+import { incidentStart } from '../events/incident-ref.js';
 import type { FleetEvent, Severity } from '../events/types.js';
 import { type StoreKeys, storeKeys } from './keys.js';
 import { type LuaScript, runScript } from './scripts.js';
@@ -99,14 +100,6 @@ function severityOf(event: FleetEvent): Severity {
   return severity === 'info' || severity === 'warning' || severity === 'critical' ? severity : 'info';
 }
 
-function sinceOf(event: FleetEvent): string {
-  for (const name of ['since', 'pendingSince'] as const) {
-    const value = event.data[name];
-    if (typeof value === 'string' && Number.isFinite(Date.parse(value))) return value;
-  }
-  return event.time;
-}
-
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
@@ -154,7 +147,7 @@ export function incidentOps(events: readonly FleetEvent[]): IncidentOp[] {
           key: incident.key,
           type: event.type,
           severity: severityOf(event),
-          since: sinceOf(event),
+          since: incidentStart(event),
           changedAt: at,
           eventId: event.id,
           event,

@@ -30,6 +30,7 @@ import type { EntityKind } from '../events/types.js';
  * {p}:delivered:<receiver>:<id>        string  delivered marker of a notification (EX 1 day)
  * {p}:receiver:<name>:disabled         hash    why a receiver is disabled (deliveryKeys below)
  * {p}:receiver:<name>:hold             string  why and until when a receiver is held (JSON, PX = the hold)
+ * {p}:<kind>:<receiver>                any     a receiver kind's own state (alertmanager: hash of pushed alerts)
  * {p}:<queue>:...                      BullMQ  (prefix `{p}`)
  * ```
  *
@@ -198,6 +199,7 @@ export function notifyKeys(prefix: string = DEFAULT_PREFIX): NotifyKeys {
  * ```
  * {p}:delivered:<receiver>:<notification id>   string  delivered marker (epoch ms), EX 1 day
  * {p}:receiver:<name>:disabled                 hash    reason, kind, at, episode, status
+ * {p}:<kind>:<receiver>                        any     a receiver kind's own state (NotifierDeps.redis)
  * ```
  */
 export interface DeliveryKeys {
@@ -209,6 +211,8 @@ export interface DeliveryKeys {
    * while it holds a count at or above the limiter's maximum, no worker of any replica takes a job.
    */
   receiverLimiter(receiver: string): string;
+  /** The one key a receiver's notifier may keep state under (`alertmanager`: the alerts it re-sends). */
+  receiverState(kind: string, receiver: string): string;
 }
 
 export function deliveryKeys(prefix: string): DeliveryKeys {
@@ -219,5 +223,6 @@ export function deliveryKeys(prefix: string): DeliveryKeys {
     receiverHold: (receiver) => `${tag}:receiver:${encodeSegment(receiver)}:hold`,
     // Receiver names are letters, digits, _ and - (the config checks it): the queue name as BullMQ writes it.
     receiverLimiter: (receiver) => `${tag}:notify-${encodeSegment(receiver)}:limiter`,
+    receiverState: (kind, receiver) => `${tag}:${encodeSegment(kind)}:${encodeSegment(receiver)}`,
   };
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { closeQuietly, createWorkerConnection } from '../../lib/redis-connection.js';
 import type { RetryPolicyOverrides } from '../../lib/retry-policy.js';
 import { secrets as processSecrets, type SecretRegistry } from '../../log/secrets.js';
+import { deliveryKeys } from '../../store/keys.js';
 import type { SnapshotStore } from '../../store/snapshot-store.js';
 import type { Notifier, NotifierDeps } from '../notifier.js';
 import { factoryOf, type ReceiverConfig, retryPolicyFor } from '../receivers/kinds.js';
@@ -82,6 +83,8 @@ export function startDelivery(options: DeliveryServiceOptions): DeliveryService 
         logger,
         secrets,
         ...(config.console?.url === undefined ? {} : { consoleUrl: config.console.url }),
+        // A kind that keeps state of its own (Alertmanager's re-sent alerts) keeps it here.
+        redis: { connection, key: deliveryKeys(prefix).receiverState(receiver.kind, receiver.name) },
       });
       notifiers.push(notifier);
       const policy = retryPolicyFor(receiver, options.retry);

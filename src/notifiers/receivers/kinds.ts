@@ -4,6 +4,7 @@ import { parseWithin } from '../../lib/issues.js';
 import type { RetryPolicy, RetryPolicyOverrides } from '../../lib/retry-policy.js';
 import { RECEIVER_NAME } from '../../queues/names.js';
 import type { NotifierFactory, ReceiverBase } from '../notifier.js';
+import { alertmanagerNotifierFactory } from './alertmanager/index.js';
 import { consoleNotifierFactory } from './console/index.js';
 import { emailNotifierFactory } from './email/index.js';
 import { pagerDutyNotifierFactory } from './pagerduty/index.js';
@@ -21,6 +22,7 @@ export const NOTIFIER_FACTORIES: readonly NotifierFactory[] = [
   consoleNotifierFactory as unknown as NotifierFactory,
   emailNotifierFactory as unknown as NotifierFactory,
   pagerDutyNotifierFactory as unknown as NotifierFactory,
+  alertmanagerNotifierFactory as unknown as NotifierFactory,
 ];
 
 export type ReceiverConfig = ReceiverBase & Record<string, unknown>;

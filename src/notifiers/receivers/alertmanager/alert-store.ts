@@ -1,0 +1,101 @@
+import type { Redis } from 'ioredis';
+import { type LuaScript, runScript } from '../../../store/scripts.js';
+import type { ReceiverRedis } from '../../notifier.js';
+import { parseStoredAlert, type StoredAlert } from './alerts.js';
+
+/**
+ * The alerts one Alertmanager receiver has pushed, in its own Redis hash
+ * (`{p}:alertmanager:<receiver>`): field = incident id (`vehicle/veh-0003#vpn`), value = the
+ * stored alert as JSON. It holds one entry per incident of this receiver that is firing, and each
+ * resolved one for a resolve window after its resolution. Every replica reads the same hash: the
+ * delivery worker (one at a time per receiver) writes it, every replica's re-send loop reads it.
+ */
+
+/** Fields read per HSCAN step. */
+const SCAN_COUNT = 500;
+
+/**
+ * Drops a resolved alert whose time is over, unless it changed since it was read (a delivery may
+ * have fired the incident again meanwhile).
+ */
+const DROP_IF_UNCHANGED: LuaScript = {
+  name: 'fleetwatchAlertmanagerDrop',
+  numberOfKeys: 1,
+  lua: `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0`,
+};
+
+/** `*`, `?`, `[`, `]` and `\\` taken literally in an HSCAN MATCH pattern. */
+function globLiteral(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
+}
+
+export interface StoredEntry {
+  id: string;
+  alert: StoredAlert;
+  /** The JSON as read, for `dropIfUnchanged`. */
+  text: string;
+}
+
+export class AlertStore {
+  readonly #redis: Redis;
+  readonly #key: string;
+
+  constructor(redis: ReceiverRedis) {
+    this.#redis = redis.connection;
+    this.#key = redis.key;
+  }
+
+  /** The stored alerts of these incidents, and of every incident of these subjects. */
+  async load(ids: readonly string[], subjects: readonly string[]): Promise<Map<string, StoredAlert>> {
+    const found = new Map<string, StoredAlert>();
+    if (ids.length > 0) {
+      const values = await this.#redis.hmget(this.#key, ...ids);
+      ids.forEach((id, index) => {
+        const alert = parseStoredAlert(values[index]);
+        if (alert) found.set(id, alert);
+      });
+    }
+    for (const subject of subjects) {
+      for await (const page of this.#pages(`${globLiteral(subject)}#*`)) {
+        for (const entry of page) found.set(entry.id, entry.alert);
+      }
+    }
+    return found;
+  }
+
+  async save(writes: ReadonlyMap<string, StoredAlert>): Promise<void> {
+    if (writes.size === 0) return;
+    const fields = [...writes].flatMap(([id, alert]) => [id, JSON.stringify(alert)]);
+    await this.#redis.hset(this.#key, ...fields);
+  }
+
+  /** Every stored alert, a page (at most a few hundred) at a time. */
+  entries(): AsyncGenerator<StoredEntry[]> {
+    return this.#pages(undefined);
+  }
+
+  async dropIfUnchanged(entry: StoredEntry): Promise<boolean> {
+    const dropped = await runScript(this.#redis, DROP_IF_UNCHANGED, [this.#key], [entry.id, entry.text]);
+    return dropped === 1;
+  }
+
+  async *#pages(match: string | undefined): AsyncGenerator<StoredEntry[]> {
+    let cursor = '0';
+    do {
+      const [next, flat] =
+        match === undefined
+          ? await this.#redis.hscan(this.#key, cursor, 'COUNT', SCAN_COUNT)
+          : await this.#redis.hscan(this.#key, cursor, 'MATCH', match, 'COUNT', SCAN_COUNT);
+      cursor = next;
+      const page: StoredEntry[] = [];
+      for (let index = 0; index + 1 < flat.length; index += 2) {
+        const id = flat[index] as string;
+        const text = flat[index + 1] as string;
+        const alert = parseStoredAlert(text);
+        if (alert) page.push({ id, alert, text });
+      }
+      if (page.length > 0) yield page;
+    } while (cursor !== '0');
+  }
+}
