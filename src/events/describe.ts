@@ -24,6 +24,19 @@ export function describeDuration(ms: number): string {
   return `${Math.floor(hours / 24)}d ${hours % 24}h`;
 }
 
+/**
+ * What a count of entities did (`1 vehicle reports its power state again`, `40 vehicles lost their
+ * VPN connection`): the catalogue's `says.one` for exactly one, `says.many` for any other count.
+ * `nouns` is the entity's noun in both numbers (`vehicle`, `vehicles`).
+ */
+export function describeCount(type: string, count: number, nouns: { one: string; many: string }): string {
+  const one = count === 1;
+  const noun = one ? nouns.one : nouns.many;
+  const entry = findEntry(type);
+  if (!entry) return `${count} ${noun}: ${type}`;
+  return `${count} ${noun} ${one ? entry.says.one : entry.says.many}`;
+}
+
 /** What people call each upstream of the monitor (`upstream/<name>` subjects). */
 const UPSTREAM_NAMES: Readonly<Record<string, string>> = {
   token: 'the token issuer',

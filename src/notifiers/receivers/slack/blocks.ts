@@ -1,11 +1,11 @@
 import { catalogueEntry, findEntry, isFleetEventType } from '../../../events/catalogue.js';
-import { describeDuration, describeEvent, renderValue } from '../../../events/describe.js';
+import { describeCount, describeDuration, describeEvent, renderValue } from '../../../events/describe.js';
 import type { FleetEvent, Severity } from '../../../events/types.js';
 import type { Notification } from '../../notifier.js';
 import { consoleLinksText } from './console-links.js';
 import { SLACK_LIMITS } from './limits.js';
 import { code, escapeMrkdwn, shortenId, slackDate, truncate } from './mrkdwn.js';
-import { entityOf, groupPhrase, type Noun } from './phrases.js';
+import { entityOf, type Noun } from './phrases.js';
 
 /**
  * The Slack message of one notification: Block Kit blocks plus the plain-text `text` Slack shows
@@ -110,7 +110,7 @@ function subjectLine(events: readonly FleetEvent[]): string {
   const entity = entityOf(first.subject);
   if (types.size === 1) {
     if (subjects.size === 1) return `${describeEvent(events.at(-1) ?? first)} (${events.length} events)`;
-    return groupPhrase(first.type, subjects.size, entity.noun);
+    return describeCount(first.type, subjects.size, entity.noun);
   }
   const kinds = new Set(events.map((event) => entityOf(event.subject).kind));
   const what = kinds.size === 1 ? `${entity.noun.one} events` : 'fleet events';
@@ -275,7 +275,7 @@ function typeCounts(events: readonly FleetEvent[]): SlackBlock {
   const lines = [...counts.entries()]
     .sort((a, b) => b[1].count - a[1].count)
     .map(([type, { subjects, noun }]) => {
-      return `• ${escapeMrkdwn(truncate(groupPhrase(type, subjects.size, noun), SENTENCE_SHARE))}`;
+      return `• ${escapeMrkdwn(truncate(describeCount(type, subjects.size, noun), SENTENCE_SHARE))}`;
     });
   return { type: 'section', text: mrkdwn(lines.join('\n'), SLACK_LIMITS.sectionText) };
 }

@@ -1,5 +1,3 @@
-import { findEntry } from '../../../events/catalogue.js';
-
 export interface Noun {
   /** Field labels: `Vehicle`, `Vehicles`. */
   label: string;
@@ -23,15 +21,4 @@ export function entityOf(subject: string): { kind: string; id: string; noun: Nou
   const slash = subject.indexOf('/');
   const kind = slash === -1 ? '' : subject.slice(0, slash);
   return { kind, id: subject.slice(slash + 1), noun: NOUNS[kind] ?? ENTITY };
-}
-
-/**
- * What a group of entities did, in the plural (the catalogue's `says.many`): `40 vehicles lost
- * their VPN connection`; `1 vehicle …` is left to `describeEvent`.
- */
-export function groupPhrase(type: string, count: number, noun: Noun): string {
-  const what = count === 1 ? noun.one : noun.many;
-  const entry = findEntry(type);
-  if (!entry) return `${count} ${what}: ${type}`;
-  return `${count} ${what} ${entry.says.many}`;
 }

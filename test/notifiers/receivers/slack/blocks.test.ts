@@ -259,7 +259,7 @@ describe('buildSlackMessage: a group', () => {
     expect(header(built)).toBe(':red_circle: 5 fleet events (3 types)');
     const text = allText(built);
     expect(text).toContain('• 3 vehicles lost their VPN connection');
-    expect(text).toContain('• 1 robot fail their health check');
+    expect(text).toContain('• 1 robot fails its health check');
     expect(text).toContain(':red_circle: rb-1 fails its health check: up → down');
     expect(text).toContain(':white_check_mark: veh-0009 is back on the VPN');
     expect(text).toContain('group `severity=any`');
