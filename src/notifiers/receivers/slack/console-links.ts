@@ -1,13 +1,13 @@
 import type { FleetEvent } from '../../../events/types.js';
 import type { Notification } from '../../notifier.js';
-import { escapeMrkdwn } from './mrkdwn.js';
 import { entityOf } from './phrases.js';
 
 /**
  * Links from a Slack message into the web console (`console.url`): the console's hash routes
  * (`#/incidents`, `#/incidents/<id>`, `#/vehicle/<id>`, `#/robot/<id>`). One event links to its
  * vehicle or robot (an acknowledgement to its incident); a group to the Incidents page, and to the
- * entity too when every event is about the same one. A link too long to stay readable is left out.
+ * entity too when every event is about the same one; and to a silence of what fires, prefilled. A
+ * link too long to stay readable is left out. How a link is written is the service's (markup.ts).
  */
 
 /** Longest link kept (Slack allows more; a context line is for reading). */
@@ -33,7 +33,17 @@ function linkOfSubject(base: string, event: FleetEvent): ConsoleLink | undefined
   return undefined;
 }
 
-export function consoleLinks(notification: Notification, base: string): ConsoleLink[] {
+/** What the silence link covers: the notification's firing events, and the comment it suggests. */
+export interface SilenceSource {
+  firing: readonly FleetEvent[];
+  comment: string;
+}
+
+export function consoleLinks(
+  notification: Notification,
+  base: string,
+  silence?: SilenceSource,
+): ConsoleLink[] {
   const events = notification.events;
   const first = events[0];
   if (!first) return [];
@@ -43,22 +53,41 @@ export function consoleLinks(notification: Notification, base: string): ConsoleL
     const link = linkOfSubject(base, first);
     if (link) links.push(link);
   }
+  const silenceLink = silence ? silenceUrl(base, silence.firing, silence.comment) : undefined;
+  if (silenceLink) links.push({ url: silenceLink, label: 'silence' });
   return links.filter((link) => link.url.length <= MAX_LINK_LENGTH);
 }
 
-/**
- * `<url|label>` in mrkdwn. The URL is kept whole (a cut link is a wrong link); `<`, `>` and `|`
- * would end it early, so they are percent-encoded; the label is escaped.
- */
-export function mrkdwnLink(link: ConsoleLink): string {
-  const url = link.url.replace(/[<>|]/g, (char) => encodeURIComponent(char));
-  return `<${url}|${escapeMrkdwn(link.label).replace(/\|/g, '/')}>`;
-}
+/** Most values of one label a silence link names; with more, the label is left out. */
+export const SILENCE_LINK_VALUES = { type: 5, subject: 10 } as const;
+/** The comment suggested in a silence link is cut to this many characters. */
+const SILENCE_COMMENT_LENGTH = 120;
 
-/** The context line's element: `:link: console: <…|robot rb-1> · <…|incidents>`. */
-export function consoleLinksText(notification: Notification, base: string | undefined): string | undefined {
-  if (base === undefined) return undefined;
-  const links = consoleLinks(notification, base);
-  if (links.length === 0) return undefined;
-  return `:link: console: ${links.map(mrkdwnLink).join(' · ')}`;
+/**
+ * The console's New silence form with its matchers filled in from what fires:
+ * `#/silences/new?matchers=type%3D…&matchers=subject%3D…&comment=…` (one `label=value` per
+ * `matchers`, as the form takes them). Subjects are left out when naming them would make the link
+ * too long, types when there are too many; nothing to match (only resolutions or
+ * acknowledgements) is no link. The person still reads the form and says why before it is created.
+ */
+export function silenceUrl(base: string, firing: readonly FleetEvent[], comment: string): string | undefined {
+  const muted = firing.filter((event) => entityOf(event.subject).kind !== 'incident');
+  const values = (label: keyof typeof SILENCE_LINK_VALUES) => {
+    const distinct = [...new Set(muted.map((event) => (label === 'type' ? event.type : event.subject)))];
+    return distinct.length <= SILENCE_LINK_VALUES[label] ? distinct.map((value) => `${label}=${value}`) : [];
+  };
+  const types = values('type');
+  const subjects = values('subject');
+  const text =
+    comment.length > SILENCE_COMMENT_LENGTH ? `${comment.slice(0, SILENCE_COMMENT_LENGTH - 1)}…` : comment;
+  for (const matchers of [[...types, ...subjects], types]) {
+    if (matchers.length === 0) continue;
+    const query = new URLSearchParams([
+      ...matchers.map((line): [string, string] => ['matchers', line]),
+      ['comment', text],
+    ]);
+    const url = `${consolePageUrl(base, 'silences', 'new')}?${query}`;
+    if (url.length <= MAX_LINK_LENGTH) return url;
+  }
+  return undefined;
 }

@@ -1,15 +1,10 @@
-/** Text helpers for Slack's mrkdwn: escaping, inline code, dates, and cutting to a length. */
+/** Text helpers for Slack's mrkdwn (escaping, dates) and for cutting any text to a length. */
 
 const ELLIPSIS = '…';
 
 /** Escapes the three characters Slack treats as control sequences in mrkdwn (`<`, `>`, `&`). */
 export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-/** An id as inline code; a backtick inside it would end the code span, so it becomes `'`. */
-export function code(text: string): string {
-  return `\`${escapeMrkdwn(text.replace(/`/g, "'"))}\``;
 }
 
 /**
