@@ -293,7 +293,9 @@ describe.each(['mattermost', 'discord', 'rocketchat'] as const)('a %s receiver',
     // As many lines as the strictest service's 4,096 characters of text hold; the rest counted.
     expect(JSON.stringify(posts[1]?.payload)).toMatch(/_…and 4\d\d more_/);
     expect(
-      (posts[2]?.payload as { attachments: { color: string }[] }).attachments.map((a) => a.color),
+      (posts[2]?.payload as { attachments: { color: string }[] } | undefined)?.attachments.map(
+        (a) => a.color,
+      ),
     ).toEqual(['#f2a100', '#2eb67d']);
   });
 });
