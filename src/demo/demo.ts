@@ -75,7 +75,7 @@ async function fleetSeen(daemon: Daemon, signal: AbortSignal, timeoutMs = 20_000
 }
 
 /**
- * `fleetwatch demo`: the simulator, the daemon and a console receiver in one process, against a
+ * `fleetwatch demo`: the simulator, the daemon and its console receivers in one process, against a
  * Redis found or started for the purpose (see `redis.ts`), under a key prefix of its own
  * (`demo-<random>`) that is deleted on the way out. Resolves after Ctrl-C once everything has
  * stopped; throws `DemoRedisError` when there is no Redis.
