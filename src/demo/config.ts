@@ -39,9 +39,11 @@ export interface DemoConfigOptions {
 
 /**
  * The config the demo runs fleetwatch with: every poller each second or two, thresholds of one or
- * two observations, one `console` receiver, and a root route that groups by event type and waits
- * two seconds for a burst. Built through the same schema as a config file, so it is exactly what
- * `fleetwatch run` would make of it.
+ * two observations, and two `console` receivers split by severity, as a real installation splits
+ * its chat channels: warnings and criticals (and the resolutions of their incidents) to `alerts`,
+ * grouped by event type after two seconds; info-level changes, most of the traffic, to a quieter
+ * `changes`, batched for five seconds and then at most every ten. Built through the same schema as
+ * a config file, so it is exactly what `fleetwatch run` would make of it.
  */
 export function demoConfig(options: DemoConfigOptions): Config {
   return configSchema.parse(demoConfigInput(options));
@@ -85,7 +87,14 @@ export function demoConfigInput(options: DemoConfigOptions) {
     receivers: [
       {
         kind: 'console',
-        name: 'console',
+        name: 'alerts',
+        stream: 'stdout',
+        color: 'auto',
+        max_events: options.maxEvents ?? 6,
+      },
+      {
+        kind: 'console',
+        name: 'changes',
         stream: 'stdout',
         color: 'auto',
         max_events: options.maxEvents ?? 6,
@@ -94,12 +103,23 @@ export function demoConfigInput(options: DemoConfigOptions) {
     http: { host: '127.0.0.1', port: options.httpPort ?? 0 },
     notifications: {
       route: {
-        receiver: 'console',
+        // What no child route takes: the info-level changes, batched.
+        receiver: 'changes',
         group_by: ['type'],
-        group_wait: '2s',
-        group_interval: '2s',
+        group_wait: '5s',
+        group_interval: '10s',
         repeat_interval: '10m',
         send_resolved: true,
+        routes: [
+          {
+            // A minimum: warnings and criticals, and the resolutions of their incidents.
+            match: { severity: 'warning' },
+            receiver: 'alerts',
+            group_by: ['type'],
+            group_wait: '2s',
+            group_interval: '2s',
+          },
+        ],
       },
     },
   };

@@ -75,7 +75,7 @@ async function fleetSeen(daemon: Daemon, signal: AbortSignal, timeoutMs = 20_000
 }
 
 /**
- * `fleetwatch demo`: the simulator, the daemon and a console receiver in one process, against a
+ * `fleetwatch demo`: the simulator, the daemon and its console receivers in one process, against a
  * Redis found or started for the purpose (see `redis.ts`), under a key prefix of its own
  * (`demo-<random>`) that is deleted on the way out. Resolves after Ctrl-C once everything has
  * stopped; throws `DemoRedisError` when there is no Redis.
@@ -116,7 +116,8 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     }
     const where = { env: 'REDIS_URL', local: 'local server', private: 'started for this demo' }[redis.source];
     say(`  redis      ${maskUrlPassword(redis.url)} (${where}), keys under {${prefix}}, deleted on exit`);
-    say('  route      every event → console receiver, grouped by event type, group_wait 2s');
+    say('  routes     warnings and criticals → "alerts", grouped by event type, group_wait 2s;');
+    say('             info-level changes → "changes", quieter: group_wait 5s, then at most every 10s');
 
     daemon = startDaemon(config, { logger, signal });
     const address = await daemon.http?.listening;

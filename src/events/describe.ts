@@ -24,6 +24,19 @@ export function describeDuration(ms: number): string {
   return `${Math.floor(hours / 24)}d ${hours % 24}h`;
 }
 
+/**
+ * What a count of entities did (`1 vehicle reports its power state again`, `40 vehicles lost their
+ * VPN connection`): the catalogue's `says.one` for exactly one, `says.many` for any other count.
+ * `nouns` is the entity's noun in both numbers (`vehicle`, `vehicles`).
+ */
+export function describeCount(type: string, count: number, nouns: { one: string; many: string }): string {
+  const one = count === 1;
+  const noun = one ? nouns.one : nouns.many;
+  const entry = findEntry(type);
+  if (!entry) return `${count} ${noun}: ${type}`;
+  return `${count} ${noun} ${one ? entry.says.one : entry.says.many}`;
+}
+
 /** What people call each upstream of the monitor (`upstream/<name>` subjects). */
 const UPSTREAM_NAMES: Readonly<Record<string, string>> = {
   token: 'the token issuer',
@@ -123,17 +136,6 @@ export function entityOf(subject: string): { kind: string; id: string; noun: Nou
 }
 
 /**
- * What a group of entities did, in the plural (the catalogue's `says.many`): `40 vehicles lost
- * their VPN connection`; `1 vehicle …` is left to `describeEvent`.
- */
-export function groupPhrase(type: string, count: number, noun: Noun): string {
-  const what = count === 1 ? noun.one : noun.many;
-  const entry = findEntry(type);
-  if (!entry) return `${count} ${what}: ${type}`;
-  return `${count} ${what} ${entry.says.many}`;
-}
-
-/**
  * The title of several events told together (a notification): one event's sentence; one subject's
  * latest with the count; `3 vehicles lost their VPN connection` for one type; else the counts.
  */
@@ -146,7 +148,7 @@ export function describeEvents(events: readonly FleetEvent[]): string {
   const entity = entityOf(first.subject);
   if (types.size === 1) {
     if (subjects.size === 1) return `${describeEvent(events.at(-1) ?? first)} (${events.length} events)`;
-    return groupPhrase(first.type, subjects.size, entity.noun);
+    return describeCount(first.type, subjects.size, entity.noun);
   }
   const kinds = new Set(events.map((event) => entityOf(event.subject).kind));
   const what = kinds.size === 1 ? `${entity.noun.one} events` : 'fleet events';

@@ -11,6 +11,17 @@ export interface LoggerOptions {
   /** Where lines go; standard error by default so standard output stays for command results. */
   destination?: DestinationStream;
   secrets?: SecretRegistry;
+  /** Read for `NO_COLOR`; `process.env` by default. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Whether lines to `stream` may be coloured: on a terminal, unless `NO_COLOR` asks for none
+ * (no-color.org: set and not empty). The daemon's pretty log and the console receiver both ask here.
+ */
+export function colorAllowed(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  return stream.isTTY === true;
 }
 
 /** Field names that hold a secret wherever they appear in a logged object. */
@@ -32,17 +43,18 @@ const REDACT_PATHS = SECRET_FIELDS.flatMap((field) => [field, `*.${field}`, `*.h
 export function createLogger(options: LoggerOptions = {}): Logger {
   const registry = options.secrets ?? processSecrets;
   const format = options.format ?? 'auto';
-  const usePretty = format === 'pretty' || (format === 'auto' && process.stderr.isTTY === true);
-  const destination =
-    options.destination ??
-    (usePretty
-      ? pretty({
-          destination: 2,
-          colorize: process.stderr.isTTY === true,
-          translateTime: 'SYS:HH:MM:ss.l',
-          sync: true,
-        })
-      : pino.destination({ dest: 2, sync: true }));
+  const env = options.env ?? process.env;
+  // Where lines go, and whether that is a terminal: standard error unless a destination is given.
+  const terminal = (options.destination ?? process.stderr) as { isTTY?: boolean };
+  const usePretty = format === 'pretty' || (format === 'auto' && terminal.isTTY === true);
+  const destination = usePretty
+    ? pretty({
+        destination: options.destination ?? 2,
+        colorize: colorAllowed(terminal, env),
+        translateTime: 'SYS:HH:MM:ss.l',
+        sync: true,
+      })
+    : (options.destination ?? pino.destination({ dest: 2, sync: true }));
   return pino(
     {
       name: 'fleetwatch',

@@ -4,6 +4,7 @@ import { entityOf } from '../events/describe.js';
 import type { FleetEvent, Severity } from '../events/types.js';
 import { durationField } from '../lib/fields.js';
 import type { RetryPolicy, RetryPolicyOverrides } from '../lib/retry-policy.js';
+import { truncate } from '../lib/text.js';
 import type { Logger } from '../log/logger.js';
 import type { SecretRegistry } from '../log/secrets.js';
 
@@ -184,7 +185,11 @@ function linkOfSubject(base: string, event: FleetEvent): ConsoleLink | undefined
 }
 
 /** The console pages a notification links to, given `console.url` as `base`. */
-export function consoleLinks(notification: Notification, base: string): ConsoleLink[] {
+export function consoleLinks(
+  notification: Notification,
+  base: string,
+  silence?: SilenceSource,
+): ConsoleLink[] {
   const events = notification.events;
   const first = events[0];
   if (!first) return [];
@@ -194,7 +199,48 @@ export function consoleLinks(notification: Notification, base: string): ConsoleL
     const link = linkOfSubject(base, first);
     if (link) links.push(link);
   }
+  const silenceLink = silence ? silenceUrl(base, silence.firing, silence.comment) : undefined;
+  if (silenceLink) links.push({ url: silenceLink, label: 'silence' });
   return links.filter((link) => link.url.length <= MAX_LINK_LENGTH);
+}
+
+/** What a silence link covers: the notification's firing events, and the comment it suggests. */
+export interface SilenceSource {
+  firing: readonly FleetEvent[];
+  comment: string;
+}
+
+/** Most values of one label a silence link names; with more, the label is left out. */
+export const SILENCE_LINK_VALUES = { type: 5, subject: 10 } as const;
+/** The comment suggested in a silence link is cut to this many characters. */
+const SILENCE_COMMENT_LENGTH = 120;
+
+/**
+ * The console's New silence form with its matchers filled in from what fires:
+ * `#/silences/new?matchers=type%3D…&matchers=subject%3D…&comment=…` (one `label=value` per
+ * `matchers`, as the form takes them). Subjects are left out when naming them would make the link
+ * too long, types when there are too many; nothing to match (only resolutions or
+ * acknowledgements) is no link. The person still reads the form and says why before it is created.
+ */
+export function silenceUrl(base: string, firing: readonly FleetEvent[], comment: string): string | undefined {
+  const muted = firing.filter((event) => entityOf(event.subject).kind !== 'incident');
+  const values = (label: keyof typeof SILENCE_LINK_VALUES) => {
+    const distinct = [...new Set(muted.map((event) => (label === 'type' ? event.type : event.subject)))];
+    return distinct.length <= SILENCE_LINK_VALUES[label] ? distinct.map((value) => `${label}=${value}`) : [];
+  };
+  const types = values('type');
+  const subjects = values('subject');
+  const text = truncate(comment, SILENCE_COMMENT_LENGTH);
+  for (const matchers of [[...types, ...subjects], types]) {
+    if (matchers.length === 0) continue;
+    const query = new URLSearchParams([
+      ...matchers.map((line): [string, string] => ['matchers', line]),
+      ['comment', text],
+    ]);
+    const url = `${consolePageUrl(base, 'silences', 'new')}?${query}`;
+    if (url.length <= MAX_LINK_LENGTH) return url;
+  }
+  return undefined;
 }
 
 /**

@@ -4,11 +4,14 @@ import { parse } from 'yaml';
 import { loadConfig } from '../../src/config/index.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
 import { receiversSchema } from '../../src/notifiers/receivers/kinds.js';
+import { compileRoutes } from '../../src/notifiers/routing/router.js';
+import { fleetEvent, vpnBack, vpnLost } from '../notifiers/routing/helpers.js';
 
 const env = {
   FLEET_CLIENT_ID: 'example-client',
   FLEET_CLIENT_SECRET: 'example-secret',
   SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/T000/B000/XXXXXXXXXXXXXXXX',
+  SLACK_CHANGES_WEBHOOK_URL: 'https://hooks.slack.com/services/T000/B001/YYYYYYYYYYYYYYYY',
   TICKETING_WEBHOOK_SECRET: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
 };
 
@@ -26,11 +29,11 @@ describe('shipped config files', () => {
 describe('the commented receivers of examples/fleetwatch.yaml', () => {
   // They stay comments so the file loads without their secrets; uncommented, each must be valid.
   const lines = readFileSync('examples/fleetwatch.yaml', 'utf8').split('\n');
-  const start = lines.indexOf('receivers: []');
+  const start = lines.findIndex((line) => line.startsWith('receivers:'));
   const commented: string[] = [];
   for (const line of lines.slice(start + 1)) {
-    if (!line.startsWith('#  ')) break;
-    commented.push(line.slice(1));
+    if (line.trim() === '') break;
+    if (line.startsWith('#  ')) commented.push(line.slice(1));
   }
   const secrets: Record<string, string> = {
     '${SMTP_PASSWORD}': 'example-password',
@@ -49,5 +52,26 @@ describe('the commented receivers of examples/fleetwatch.yaml', () => {
   it('is a valid list of receivers once uncommented', () => {
     const result = receiversSchema.safeParse(receivers);
     expect(result.success ? [] : result.error.issues).toEqual([]);
+  });
+});
+
+describe('examples/fleetwatch.yaml routes', () => {
+  const config = loadConfig('examples/fleetwatch.yaml', env, new SecretRegistry());
+  const router = compileRoutes(config.notifications.route);
+  const receiversOf = (event: Parameters<typeof router.route>[0]) =>
+    router.route(event).map((match) => match.receiver);
+
+  it('sends warnings, criticals and their resolutions to the alerts channel, info-level changes to the quieter one', () => {
+    expect(receiversOf(vpnLost('veh-1'))).toEqual(['fleet-alerts']);
+    expect(receiversOf(vpnBack('veh-1'))).toEqual(['fleet-alerts']);
+    expect(receiversOf(fleetEvent('robot.health.down', 'robot/rb-1', { severity: 'critical' }))).toEqual([
+      'fleet-alerts',
+    ]);
+    expect(receiversOf(fleetEvent('vehicle.power.changed', 'vehicle/veh-1', { severity: 'info' }))).toEqual([
+      'fleet-changes',
+    ]);
+    expect(receiversOf(fleetEvent('vehicle.discovered', 'vehicle/veh-1', { severity: 'info' }))).toEqual([
+      'fleet-changes',
+    ]);
   });
 });

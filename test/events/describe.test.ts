@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FLEET_EVENT_TYPES } from '../../src/events/catalogue.js';
-import { describeDuration, describeEvent } from '../../src/events/describe.js';
+import { CATALOGUE, FLEET_EVENT_TYPES } from '../../src/events/catalogue.js';
+import { describeCount, describeDuration, describeEvent } from '../../src/events/describe.js';
 
 describe('describeEvent', () => {
   it('says who, what, and the change', () => {
@@ -96,6 +96,28 @@ describe('describeEvent', () => {
     for (const type of FLEET_EVENT_TYPES) {
       expect(describeEvent({ type, subject: 'vehicle/x', data: { severity: 'info' } })).not.toContain(type);
     }
+  });
+});
+
+describe('describeCount', () => {
+  const nouns = { one: 'vehicle', many: 'vehicles' };
+
+  it('uses the one form for a count of 1 and the many form otherwise, for every catalogued type', () => {
+    for (const entry of CATALOGUE) {
+      expect(describeCount(entry.type, 1, nouns)).toBe(`1 vehicle ${entry.says.one}`);
+      expect(describeCount(entry.type, 2, nouns)).toBe(`2 vehicles ${entry.says.many}`);
+      expect(describeCount(entry.type, 0, nouns)).toBe(`0 vehicles ${entry.says.many}`);
+    }
+  });
+
+  it('reads "1 vehicle reports its power state again", not "report their"', () => {
+    expect(describeCount('vehicle.power.report.fresh', 1, nouns)).toBe(
+      '1 vehicle reports its power state again',
+    );
+  });
+
+  it('names an unknown type as it is', () => {
+    expect(describeCount('vehicle.teleported', 1, nouns)).toBe('1 vehicle: vehicle.teleported');
   });
 });
 

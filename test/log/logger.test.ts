@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.js';
+import { colorAllowed, createLogger } from '../../src/log/logger.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
 
 function capture() {
@@ -61,6 +61,40 @@ describe('logger', () => {
       vehicleId: 'v-1',
       name: 'fleetwatch',
     });
+  });
+});
+
+describe('pretty logs and NO_COLOR', () => {
+  /** A destination that says it is a terminal, as standard error is when the daemon runs in one. */
+  function terminal() {
+    const captured = capture();
+    return { ...captured, destination: Object.assign(captured.destination, { isTTY: true }) };
+  }
+  const ESCAPE = String.fromCharCode(27);
+
+  it('colours pretty lines on a terminal', () => {
+    const { lines, destination } = terminal();
+    createLogger({ destination, format: 'pretty', env: {}, secrets: new SecretRegistry() }).warn('hello');
+    expect(lines.join('')).toContain('hello');
+    expect(lines.join('')).toContain(`${ESCAPE}[`);
+  });
+
+  it('writes them without colour when NO_COLOR is set, also in auto format', () => {
+    for (const format of ['pretty', 'auto'] as const) {
+      const { lines, destination } = terminal();
+      createLogger({ destination, format, env: { NO_COLOR: '1' }, secrets: new SecretRegistry() }).warn(
+        'hello',
+      );
+      const text = lines.join('');
+      expect(text).toMatch(/WARN.*hello/);
+      expect(text).not.toContain(ESCAPE);
+    }
+  });
+
+  it('ignores an empty NO_COLOR, as no-color.org says', () => {
+    expect(colorAllowed({ isTTY: true }, { NO_COLOR: '' })).toBe(true);
+    expect(colorAllowed({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(colorAllowed({ isTTY: false }, {})).toBe(false);
   });
 });
 

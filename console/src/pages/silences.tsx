@@ -6,13 +6,15 @@ import { Time } from '../components/time-cell.js';
 import { ApiError, api } from '../lib/api.js';
 import { href } from '../lib/router.js';
 import { type Access, mayOperate } from '../lib/session.js';
+import { silencePrefill } from '../lib/silence-prefill.js';
 import { useApi } from '../lib/use-api.js';
 import type { PageProps } from './index.js';
 
 /**
  * Silences (`/api/silences`): the pending and active ones (expired too on request), creating one
  * from a form, expiring one; and the configured maintenance windows (`/api/maintenance`,
- * read-only). `#/silences/new?type=…&subject=…` opens the form prefilled (the incidents link here).
+ * read-only). `#/silences/new?matchers=…&comment=…` (also `type=…&subject=…`) opens the form
+ * prefilled (silence-prefill.ts): the incidents page and chat messages link here.
  */
 
 type MatchValue = string | string[];
@@ -274,20 +276,15 @@ function problemsByField(error: ApiError): Problems {
   return byField;
 }
 
-function prefillMatchers(query: URLSearchParams): string {
-  return ['type', 'subject']
-    .flatMap((label) => query.getAll(label).map((value) => `${label}=${value}`))
-    .join('\n');
-}
-
 function SilenceForm(props: { access: Access; prefill: URLSearchParams; onCreated: () => void }) {
-  const [matchers, setMatchers] = useState(() => prefillMatchers(props.prefill));
-  const [duration, setDuration] = useState(() => props.prefill.get('duration') ?? '2h');
+  const [prefill] = useState(() => silencePrefill(props.prefill));
+  const [matchers, setMatchers] = useState(prefill.matchers);
+  const [duration, setDuration] = useState(prefill.duration);
   const [endsAt, setEndsAt] = useState('');
   const [createdBy, setCreatedBy] = useState(() =>
     props.access.kind === 'session' ? props.access.session.actor : '',
   );
-  const [comment, setComment] = useState('');
+  const [comment, setComment] = useState(prefill.comment);
   const [problems, setProblems] = useState<Problems>({});
   const [pending, setPending] = useState<Record<string, unknown> | undefined>();
   const [busy, setBusy] = useState(false);

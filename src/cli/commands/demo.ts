@@ -26,7 +26,7 @@ export function registerDemoCommand(
 ): void {
   program
     .command('demo')
-    .description('watch a simulated fleet: simulator, monitor and a console receiver in one process')
+    .description('watch a simulated fleet: simulator, monitor and console receivers in one process')
     .option('--port <port>', 'simulator port (a free one when it is taken; 0 picks one)', portArgument, 8080)
     .option('--vehicles <n>', 'number of simulated vehicles (2 to 1000)', countArgument(2, 1_000), 12)
     .option('--robots <n>', 'number of simulated robots (0 to 1000)', countArgument(0, 1_000), 4)

@@ -191,8 +191,14 @@ export class DeliveryHarness {
     for (const item of notifications) await enqueueDelivery(this.queue(item.receiver), item);
   }
 
-  slackNotifier(name: string, url: string): Notifier {
-    const config = slackNotifierFactory.configSchema.parse({ kind: 'slack', name, url, timeout: '2s' });
+  slackNotifier(name: string, url: string, compatible = 'slack'): Notifier {
+    const config = slackNotifierFactory.configSchema.parse({
+      kind: 'slack',
+      name,
+      url,
+      compatible,
+      timeout: '2s',
+    });
     return this.#keep(slackNotifierFactory.create(config, { logger: silent, secrets: this.secrets }));
   }
 

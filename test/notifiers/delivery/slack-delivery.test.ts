@@ -2,7 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { fleetEventSchema } from '../../../src/events/catalogue.js';
 import { exponentialPolicy } from '../../../src/lib/retry-policy.js';
 import { DeadLetters } from '../../../src/notifiers/delivery/dead-letters.js';
-import { SlackStandin, slackAnswers } from '../../support/slack-standin.js';
+import {
+  discordAnswers,
+  mattermostAnswers,
+  SlackStandin,
+  slackAnswers,
+} from '../../support/slack-standin.js';
 import { DeliveryHarness, notification, vpnLost } from './helpers.js';
 
 const RECEIVER = 'ops-slack';
@@ -187,5 +192,63 @@ describe('delivery to Slack', () => {
     // Guarantee 5: the webhook URL (a credential) is in no reason.
     const token = standin.url.split('/').at(-1) as string;
     expect(JSON.stringify(reports)).not.toContain(token);
+  });
+});
+
+describe('delivery to Slack-compatible chats', () => {
+  it('holds a Discord receiver for the retry_after of its 429, then delivers in order', async () => {
+    const discord = await SlackStandin.start('discord');
+    try {
+      discord.enqueue(discordAnswers.rateLimited(1.2));
+      await h.enqueue(ntf('ntf-1', 'veh-0001'), ntf('ntf-2', 'veh-0002'));
+      const { watch, reports } = await h.start({
+        name: RECEIVER,
+        kind: 'slack',
+        notifier: h.slackNotifier(RECEIVER, discord.url, 'discord'),
+        policy: FAST,
+      });
+      expect(await watch.nth('ntf-1')).toMatchObject({ state: 'completed' });
+      expect(await watch.nth('ntf-2')).toMatchObject({ state: 'completed' });
+      const posts = await discord.waitFor(3);
+      expect(posts.map((post) => [vehicleOf(post.raw), post.status, post.problems])).toEqual([
+        ['veh-0001', 429, []],
+        ['veh-0001', 200, []],
+        ['veh-0002', 200, []],
+      ]);
+      // Recorded by the stand-in: nothing reached it within the 1.2 s it asked for.
+      expect((posts[1]?.at ?? 0) - (posts[0]?.at ?? 0)).toBeGreaterThanOrEqual(1_200);
+      expect(reports.map((report) => [report.outcome.kind, report.attempt])).toEqual([
+        ['throttled', 1],
+        ['delivered', 1],
+        ['delivered', 1],
+      ]);
+    } finally {
+      await discord.close();
+    }
+  });
+
+  it('disables a Mattermost receiver whose webhook was deleted', async () => {
+    const mattermost = await SlackStandin.start('mattermost');
+    try {
+      mattermost.enqueue(mattermostAnswers.invalidWebhook());
+      await h.enqueue(ntf('ntf-1', 'veh-0001'), ntf('ntf-2', 'veh-0002'));
+      const { watch } = await h.start({
+        name: RECEIVER,
+        kind: 'slack',
+        notifier: h.slackNotifier(RECEIVER, mattermost.url, 'mattermost'),
+        policy: FAST,
+      });
+      const reason = 'Mattermost answered 400 web.incoming_webhook.invalid.app_error (Invalid webhook.)';
+      expect(await watch.nth('ntf-1')).toEqual({ state: 'failed', reason: `${reason} (receiver disabled)` });
+      expect(await watch.nth('ntf-2')).toEqual({ state: 'failed', reason: `receiver disabled: ${reason}` });
+      expect(mattermost.received).toHaveLength(1);
+      expect(await h.disabledReceivers.status(RECEIVER)).toMatchObject({
+        kind: 'slack',
+        reason,
+        status: 400,
+      });
+    } finally {
+      await mattermost.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { colorAllowed } from '../../../log/logger.js';
 import type {
   DeliveryOptions,
   DeliveryOutcome,
@@ -23,8 +24,7 @@ export function useColor(
   env: NodeJS.ProcessEnv,
 ): boolean {
   if (setting !== 'auto') return setting === 'always';
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
-  return output.isTTY === true;
+  return colorAllowed(output, env);
 }
 
 /**

@@ -1,10 +1,10 @@
 import {
   describeChange,
+  describeCount,
   describeDuration,
   describeEvent,
   describeEvents,
   entityOf,
-  groupPhrase,
   sinceOf,
 } from '../../../events/describe.js';
 import { incidentRefOf } from '../../../events/incident-ref.js';
@@ -159,7 +159,7 @@ function typeCounts(events: readonly FleetEvent[]): string {
   return piece(
     [...subjects.entries()]
       .sort((a, b) => b[1].size - a[1].size)
-      .map(([type, of]) => groupPhrase(type, of.size, entityOf([...of][0] ?? '').noun))
+      .map(([type, of]) => describeCount(type, of.size, entityOf([...of][0] ?? '').noun))
       .join('; '),
     SENTENCE_SHARE * 2,
   );

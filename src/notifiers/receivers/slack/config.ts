@@ -2,35 +2,7 @@ import { z } from 'zod';
 import { durationField } from '../../../lib/fields.js';
 import { REDACTED } from '../../../log/secrets.js';
 import { maxHoldSchema, receiverNameSchema } from '../../notifier.js';
-
-/** Hosts that serve Slack incoming webhooks (commercial and GovSlack). */
-const WEBHOOK_HOSTS = new Set(['hooks.slack.com', 'hooks.slack-gov.com']);
-/** `/services/T…/B…/<secret>`: the shape of every incoming-webhook URL Slack hands out. */
-const WEBHOOK_PATH = /^\/services\/[A-Z0-9]+\/[A-Z0-9]+\/[A-Za-z0-9]+\/?$/;
-/** Plain http is accepted only on loopback, where tests and rehearsals run a stand-in. */
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-
-const URL_PROBLEM =
-  'must be a Slack incoming-webhook URL (https://hooks.slack.com/services/T…/B…/…), ' +
-  `given through an environment variable such as \${SLACK_WEBHOOK_URL}`;
-
-/** True for a URL Slack would hand out for an incoming webhook, or a loopback stand-in. */
-export function isIncomingWebhookUrl(value: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return false;
-  }
-  if (url.username || url.password || url.hash) return false;
-  if (url.protocol === 'http:') return LOOPBACK_HOSTS.has(url.hostname);
-  return (
-    url.protocol === 'https:' &&
-    WEBHOOK_HOSTS.has(url.hostname) &&
-    url.port === '' &&
-    WEBHOOK_PATH.test(url.pathname)
-  );
-}
+import { COMPATIBLE_SERVICES, isWebhookUrl, SERVICES } from './compatible.js';
 
 /**
  * One Slack receiver. The URL is the credential (anyone holding it can post), so it belongs in
@@ -41,13 +13,19 @@ export function isIncomingWebhookUrl(value: string): boolean {
  * `username`, `icon_emoji`, `icon_url` and `channel` are sent with every message; Slack honours
  * them only for legacy custom-integration webhooks (an app's webhook always posts as the app, to
  * the channel chosen when it was installed).
+ *
+ * `compatible` names the service behind the URL (compatible.ts): `slack` (the default) takes only
+ * Slack's webhook URLs, each other value only its own service's shapes, so a URL never goes to a
+ * service it was not written for; an option the service ignores is refused, not dropped.
  */
 export const slackReceiverSchema = z
   .object({
     kind: z.literal('slack'),
     name: receiverNameSchema,
     max_hold: maxHoldSchema,
-    url: z.string({ error: URL_PROBLEM }).trim().refine(isIncomingWebhookUrl, { error: URL_PROBLEM }),
+    compatible: z.enum(COMPATIBLE_SERVICES).default('slack'),
+    // Checked against the shapes of `compatible` below.
+    url: z.string({ error: SERVICES.slack.urlProblem }).trim(),
     username: z.string().min(1).max(80).optional(),
     icon_emoji: z
       .string()
@@ -60,7 +38,21 @@ export const slackReceiverSchema = z
       .optional(),
     timeout: durationField(100, 120_000).default(10_000),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    const profile = SERVICES[config.compatible];
+    if (!isWebhookUrl(config.url, config.compatible)) {
+      ctx.addIssue({ code: 'custom', path: ['url'], message: profile.urlProblem });
+    }
+    for (const option of profile.ignores) {
+      if ((config as Record<string, unknown>)[option] === undefined) continue;
+      ctx.addIssue({
+        code: 'custom',
+        path: [option],
+        message: `${profile.name} ignores ${option}; remove it (compatible: ${config.compatible})`,
+      });
+    }
+  });
 
 export type SlackReceiverConfig = z.output<typeof slackReceiverSchema>;
 
@@ -69,11 +61,12 @@ export function maskSlackReceiver(config: SlackReceiverConfig): SlackReceiverCon
   return { ...config, url: REDACTED };
 }
 
-/** The webhook URL is the credential; its last path segment alone is one too. */
+/** The webhook URL is the credential; its last path segment (Discord's before `/slack`) alone is one too. */
 export function slackSecrets(config: Pick<SlackReceiverConfig, 'url'>): string[] {
   const found = [config.url];
   try {
-    const token = new URL(config.url).pathname.split('/').filter(Boolean).at(-1);
+    const segments = new URL(config.url).pathname.split('/').filter(Boolean);
+    const token = segments.at(-1) === 'slack' ? segments.at(-2) : segments.at(-1);
     if (token && token.length >= 8) found.push(token);
   } catch {
     // Not a URL: the schema stops those before a notifier is built.

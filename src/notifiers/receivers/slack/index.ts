@@ -14,7 +14,11 @@ export const SLACK_BACKOFF: Readonly<ExponentialBackoff> = {
   attempts: 8,
 };
 
-/** The `slack` receiver kind: a Slack incoming webhook, one Block Kit message per notification. */
+/**
+ * The `slack` receiver kind: a Slack incoming webhook, one Block Kit message per notification; or,
+ * with `compatible:`, a Mattermost, Discord or Rocket.Chat webhook that takes Slack's payload, one
+ * message of attachments per notification.
+ */
 export const slackNotifierFactory: NotifierFactory<SlackReceiverConfig> = {
   kind: 'slack',
   configSchema: slackReceiverSchema,
@@ -24,14 +28,15 @@ export const slackNotifierFactory: NotifierFactory<SlackReceiverConfig> = {
   retryPolicy: (_config, overrides) => backoffPolicy(SLACK_BACKOFF, overrides),
 };
 
+export { type AttachmentMessage, buildAttachmentMessage, type SlackAttachment } from './attachments.js';
 export { buildSlackMessage, type SlackBlock, type SlackMessage, type SlackMessageOptions } from './blocks.js';
+export { COMPATIBLE_SERVICES, type CompatibleService, isWebhookUrl, SERVICES } from './compatible.js';
 export {
-  isIncomingWebhookUrl,
   maskSlackReceiver,
   type SlackReceiverConfig,
   slackReceiverSchema,
   slackSecrets,
 } from './config.js';
-export { SLACK_LIMITS } from './limits.js';
+export { ATTACHMENT_LIMITS, SLACK_LIMITS } from './limits.js';
 export { outcomeOfAnswer, parseRetryAfter } from './outcome.js';
 export { SlackNotifier, type SlackNotifierOptions } from './slack-notifier.js';

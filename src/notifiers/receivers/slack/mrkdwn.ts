@@ -1,13 +1,8 @@
-/** Text helpers for Slack's mrkdwn: escaping, inline code and dates (cutting text: `lib/text.ts`). */
+/** Text helpers for Slack's mrkdwn: escaping and dates (cutting text: `lib/text.ts`). */
 
 /** Escapes the three characters Slack treats as control sequences in mrkdwn (`<`, `>`, `&`). */
 export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-/** An id as inline code; a backtick inside it would end the code span, so it becomes `'`. */
-export function code(text: string): string {
-  return `\`${escapeMrkdwn(text.replace(/`/g, "'"))}\``;
 }
 
 /**

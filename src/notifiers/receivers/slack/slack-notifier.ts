@@ -9,8 +9,10 @@ import type {
   Notifier,
   NotifierDeps,
 } from '../../notifier.js';
-import { logAttempt } from '../../notifier.js';
+import { attemptLogFields } from '../../notifier.js';
+import { buildAttachmentMessage } from './attachments.js';
 import { buildSlackMessage } from './blocks.js';
+import { type CompatibleService, SERVICES, type ServiceProfile } from './compatible.js';
 import { type SlackReceiverConfig, slackSecrets } from './config.js';
 import { outcomeOfAnswer, outcomeOfError } from './outcome.js';
 import { recordingFetch } from './recording-fetch.js';
@@ -23,8 +25,9 @@ export interface SlackNotifierOptions {
 }
 
 /**
- * Delivers notifications to one Slack incoming webhook through `@slack/webhook`. The library is
- * given no retries (the delivery worker retries, with backoff and Retry-After) and a `fetch` that
+ * Delivers notifications to one Slack incoming webhook through `@slack/webhook`, or to a
+ * Slack-compatible one (`compatible:`): Block Kit for Slack, attachments for the services that do
+ * not draw Block Kit, both from the same message model. The library is given no retries (the delivery worker retries, with backoff and Retry-After) and a `fetch` that
  * records Slack's answer, because the library reports a 429 without its `Retry-After`.
  *
  * Slack has no idempotency key for incoming webhooks: a post whose answer was lost (time-out) may
@@ -35,6 +38,10 @@ export class SlackNotifier implements Notifier {
   readonly kind = 'slack';
   readonly name: string;
   readonly #url: string;
+  /** Where posts go: the URL, or Discord's `/slack` endpoint below it. */
+  readonly #endpoint: string;
+  readonly #service: CompatibleService;
+  readonly #profile: ServiceProfile;
   readonly #timeoutMs: number;
   readonly #defaults: IncomingWebhookDefaultArguments;
   readonly #maxListed: number | undefined;
@@ -47,10 +54,17 @@ export class SlackNotifier implements Notifier {
   constructor(config: SlackReceiverConfig, deps: NotifierDeps, options: SlackNotifierOptions = {}) {
     this.name = config.name;
     this.#url = config.url;
+    this.#service = config.compatible;
+    this.#profile = SERVICES[config.compatible];
+    this.#endpoint = this.#profile.endpoint(config.url);
     this.#timeoutMs = config.timeout;
     this.#secrets = deps.secrets;
     for (const secret of slackSecrets(config)) deps.secrets.add(secret);
-    this.#logger = deps.logger.child({ receiver: config.name, receiverKind: 'slack' });
+    this.#logger = deps.logger.child({
+      receiver: config.name,
+      receiverKind: 'slack',
+      ...(config.compatible === 'slack' ? {} : { compatible: config.compatible }),
+    });
     this.#maxListed = options.maxListed;
     this.#consoleUrl = deps.consoleUrl;
     this.#ownsDispatcher = options.dispatcher === undefined;
@@ -64,13 +78,15 @@ export class SlackNotifier implements Notifier {
   }
 
   async deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
-    const startedAt = performance.now();
+    const started = performance.now();
     const outcome = this.#scrubbed(await this.#post(notification, options));
-    logAttempt(
-      this.#logger,
-      { notification, options, outcome, startedAt },
-      { delivered: 'slack message delivered', failed: 'slack delivery failed' },
-    );
+    const fields = attemptLogFields(notification, options, outcome, started);
+    if (outcome.kind === 'delivered') {
+      this.#logger.debug(fields, 'slack message delivered');
+    } else {
+      const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
+      this.#logger.warn({ ...fields, retryAfterMs, reason: outcome.reason }, 'slack delivery failed');
+    }
     return outcome;
   }
 
@@ -81,25 +97,30 @@ export class SlackNotifier implements Notifier {
   async #post(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
     if (options.signal?.aborted) return { kind: 'retry', reason: 'delivery aborted before sending' };
     try {
-      const message = buildSlackMessage(notification, {
+      const messageOptions = {
         maxListed: this.#maxListed,
         ...(this.#consoleUrl === undefined ? {} : { consoleUrl: this.#consoleUrl }),
-      });
+      };
+      const message =
+        this.#profile.payload === 'blocks'
+          ? { ...buildSlackMessage(notification, messageOptions), unfurl_links: false, unfurl_media: false }
+          : buildAttachmentMessage(notification, this.#profile.markup, messageOptions);
       const recorder = recordingFetch({ dispatcher: this.#dispatcher, signal: options.signal });
-      const webhook = new IncomingWebhook(this.#url, {
+      const webhook = new IncomingWebhook(this.#endpoint, {
         ...this.#defaults,
         timeout: this.#timeoutMs,
         retryConfig: { retries: 0 },
         fetch: recorder.fetch,
       });
       try {
-        await webhook.send({ ...message, unfurl_links: false, unfurl_media: false });
+        await webhook.send(message);
       } catch (error) {
         const answer = recorder.last();
-        if (answer) return outcomeOfAnswer(answer);
+        if (answer) return outcomeOfAnswer(answer, Date.now(), this.#service);
         return outcomeOfError(error, {
           timeoutMs: this.#timeoutMs,
           aborted: options.signal?.aborted === true,
+          service: this.#service,
         });
       }
       return { kind: 'delivered', status: recorder.last()?.status ?? 200 };
@@ -115,7 +136,9 @@ export class SlackNotifier implements Notifier {
   /** Reasons pass through the registry and lose the URL even if the registry has forgotten it. */
   #scrubbed(outcome: DeliveryOutcome): DeliveryOutcome {
     if (outcome.kind === 'delivered') return outcome;
-    const reason = this.#secrets.scrub(outcome.reason.split(this.#url).join(REDACTED));
+    const reason = this.#secrets.scrub(
+      outcome.reason.split(this.#endpoint).join(REDACTED).split(this.#url).join(REDACTED),
+    );
     return { ...outcome, reason };
   }
 }

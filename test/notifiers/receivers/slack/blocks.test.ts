@@ -26,6 +26,7 @@ function allText(message: SlackMessage): string {
 function blockText(block: SlackBlock): string {
   if (block.type === 'header') return block.text.text;
   if (block.type === 'context') return block.elements.map((element) => element.text).join(' ');
+  if (block.type === 'divider') return '';
   if ('fields' in block) return block.fields.map((field) => field.text).join('\n');
   return block.text.text;
 }
@@ -253,15 +254,15 @@ describe('buildSlackMessage: a group', () => {
     const events: FleetEvent[] = [
       ...vehicles(3),
       event('robot.health.down', 'rb-1', { severity: 'critical', previous: 'up', current: 'down' }),
-      vpnBack('veh-0009'),
+      event('robot.state.changed', 'rb-2', { severity: 'info', previous: 'idle', current: 'busy' }),
     ];
     const built = buildSlackMessage(notification(events, { groupLabels: { severity: 'any' } }));
     expect(header(built)).toBe(':red_circle: 5 fleet events (3 types)');
     const text = allText(built);
     expect(text).toContain('• 3 vehicles lost their VPN connection');
-    expect(text).toContain('• 1 robot fail their health check');
+    expect(text).toContain('• 1 robot fails its health check');
     expect(text).toContain(':red_circle: rb-1 fails its health check: up → down');
-    expect(text).toContain(':white_check_mark: veh-0009 is back on the VPN');
+    expect(text).toContain(':large_blue_circle: rb-2 changed vehicle state: idle → busy');
     expect(text).toContain('group `severity=any`');
     expectWithinLimits(built);
   });
@@ -283,6 +284,82 @@ describe('truncate', () => {
   });
 });
 
+describe('resolutions, apart from what fires', () => {
+  const headers = (message: SlackMessage) =>
+    message.blocks.filter((block) => block.type === 'header').map((block) => blockText(block));
+
+  it('shows a mixed notification as a firing part and a resolved part under its own green header', () => {
+    const built = buildSlackMessage(
+      notification([...vehicles(3), vpnBack('veh-0009', 5), vpnBack('veh-0010', 6)]),
+    );
+    expect(headers(built)).toEqual([
+      ':large_orange_circle: 3 vehicles lost their VPN connection',
+      ':white_check_mark: Resolved: 2 vehicles are back on the VPN',
+    ]);
+    const divider = built.blocks.findIndex((block) => block.type === 'divider');
+    const resolvedHeader = built.blocks.findIndex((block, index) => index > 0 && block.type === 'header');
+    expect(resolvedHeader).toBe(divider + 1);
+    // Each event is listed under its own part: the resolutions never under the firing header.
+    const before = built.blocks.slice(0, divider).map(blockText).join('\n');
+    const after = built.blocks.slice(divider).map(blockText).join('\n');
+    expect(before).toContain('`veh-0001`');
+    expect(before).not.toContain('veh-0009');
+    expect(after).toContain('`veh-0009` · after 3m 05s');
+    expect(after).not.toContain('veh-0001');
+    expect(built.text).toContain('\n:white_check_mark: Resolved: 2 vehicles are back on the VPN\n• veh-0009');
+    expect(built.blocks.at(-1)?.type).toBe('context');
+    expectWithinLimits(built);
+  });
+
+  it('gives a notification of only resolutions one green resolved header', () => {
+    const built = buildSlackMessage(notification([vpnBack('veh-0001'), vpnBack('veh-0002', 1)]));
+    expect(headers(built)).toEqual([':white_check_mark: Resolved: 2 vehicles are back on the VPN']);
+    expect(built.blocks.some((block) => block.type === 'divider')).toBe(false);
+  });
+
+  it('marks the firing part by what fires, not by the resolutions beside it', () => {
+    const critical = event('robot.health.down', 'rb-1', {
+      severity: 'critical',
+      previous: 'up',
+      current: 'down',
+    });
+    const built = buildSlackMessage(
+      notification([
+        vpnLost('veh-0001'),
+        { ...vpnBack('veh-0002'), data: { ...vpnBack('veh-0002').data, severity: 'critical' } },
+      ]),
+    );
+    expect(headers(built)[0]).toBe(
+      ':large_orange_circle: veh-0001 lost its VPN connection: connected → disconnected',
+    );
+    expect(headers(buildSlackMessage(notification([critical, vpnBack('veh-0002')])))[0]).toMatch(
+      /^:red_circle: rb-1/,
+    );
+  });
+
+  it('keeps both parts listed within Slack limits when both are large', () => {
+    const built = buildSlackMessage(notification([...vehicles(3_000), ...vehicles(3_000, vpnBack)]), {
+      maxListed: Number.POSITIVE_INFINITY,
+    });
+    expectWithinLimits(built);
+    expect(headers(built)).toHaveLength(2);
+    const more = allText(built).match(/_…and \d+ more_/g) ?? [];
+    expect(more).toHaveLength(2);
+  });
+
+  it('reminds only of what still fires', () => {
+    const built = buildSlackMessage(
+      notification([vpnLost('veh-0001'), vpnBack('veh-0002', 1)], {
+        reminder: { firstNotifiedAt: '2026-03-04T08:00:00.000Z', count: 2 },
+      }),
+    );
+    expect(headers(built)).toEqual([
+      ':large_orange_circle: Still firing (reminder 2): veh-0001 lost its VPN connection: connected → disconnected',
+      ':white_check_mark: Resolved: veh-0002 is back on the VPN: disconnected → connected after 3m 05s',
+    ]);
+  });
+});
+
 describe('links into the console (console.url)', () => {
   const base = 'https://fleetwatch.example.com';
   const contextOf = (message: SlackMessage) => {
@@ -290,38 +367,64 @@ describe('links into the console (console.url)', () => {
     if (block?.type !== 'context') throw new Error('the last block is not the context line');
     return block.elements.map((element) => element.text);
   };
+  const silence = (query: string) => `<${base}/#/silences/new?${query}|silence>`;
 
-  it('links one event to its vehicle, an acknowledgement to its incident', () => {
+  it('links one event to its vehicle and a silence of it, an acknowledgement to its incident', () => {
     const single = buildSlackMessage(notification([vpnLost('veh-0003')]), { consoleUrl: base });
     expectWithinLimits(single);
-    expect(contextOf(single).at(-1)).toBe(`:link: console: <${base}/#/vehicle/veh-0003|vehicle veh-0003>`);
+    expect(contextOf(single).at(-1)).toBe(
+      `:link: console: <${base}/#/vehicle/veh-0003|vehicle veh-0003> · ${silence(
+        'matchers=type%3Dvehicle.vpn.disconnected&matchers=subject%3Dvehicle%2Fveh-0003' +
+          '&comment=re%3A+veh-0003+lost+its+VPN+connection%3A+connected+%E2%86%92+disconnected',
+      )}`,
+    );
     const ack = buildSlackMessage(notification([acknowledged('veh-0003')]), { consoleUrl: base });
     expect(contextOf(ack).at(-1)).toBe(
       `:link: console: <${base}/#/incidents/vpn-veh-0003-0a0b0c0d|the incident>`,
     );
   });
 
-  it('links a group to the Incidents page, and to the entity when it is one', () => {
+  it('links a group to the Incidents page, to the entity when it is one, and to a silence of what fires', () => {
     const group = buildSlackMessage(notification(vehicles(40)), { consoleUrl: base });
     expectWithinLimits(group);
-    expect(contextOf(group).at(-1)).toBe(`:link: console: <${base}/#/incidents|incidents>`);
+    // Forty subjects would make the link too long: the silence names the type.
+    expect(contextOf(group).at(-1)).toBe(
+      `:link: console: <${base}/#/incidents|incidents> · ${silence(
+        'matchers=type%3Dvehicle.vpn.disconnected&comment=re%3A+40+vehicles+lost+their+VPN+connection',
+      )}`,
+    );
     const one = buildSlackMessage(notification([vpnLost('veh-0001'), vpnBack('veh-0001', 1_000)]), {
       consoleUrl: base,
     });
-    expect(contextOf(one).at(-1)).toBe(
-      `:link: console: <${base}/#/incidents|incidents> · <${base}/#/vehicle/veh-0001|vehicle veh-0001>`,
+    expect(contextOf(one).at(-1)).toMatch(
+      new RegExp(
+        `^:link: console: <${base}/#/incidents\\|incidents> · <${base}/#/vehicle/veh-0001\\|vehicle veh-0001> · <${base}/#/silences/new\\?matchers=type%3Dvehicle\\.vpn\\.disconnected&matchers=subject%3Dvehicle%2Fveh-0001&comment=`,
+      ),
     );
-    // 500 events still fit Slack's limits with the link.
+    // Only resolutions: nothing to silence.
+    const resolved = buildSlackMessage(notification(vehicles(3, vpnBack)), { consoleUrl: base });
+    expect(contextOf(resolved).at(-1)).toBe(`:link: console: <${base}/#/incidents|incidents>`);
+    // 500 events still fit Slack's limits with the links.
     expectWithinLimits(buildSlackMessage(notification(vehicles(500)), { consoleUrl: base }));
   });
 
   it('encodes ids, keeps a link whole or leaves it out, and adds nothing without console.url', () => {
     const odd = buildSlackMessage(notification([vpnLost('a|b>c d')]), { consoleUrl: base });
-    expect(contextOf(odd).at(-1)).toBe(
-      `:link: console: <${base}/#/vehicle/a%7Cb%3Ec%20d|vehicle a/b&gt;c d>`,
+    expect(contextOf(odd).at(-1)).toMatch(
+      /^:link: console: <https:\/\/fleetwatch\.example\.com\/#\/vehicle\/a%7Cb%3Ec%20d\|vehicle a\/b&gt;c d> · <[^<>| ]+\|silence>$/,
     );
     const long = buildSlackMessage(notification([vpnLost('v'.repeat(600))]), { consoleUrl: base });
-    expect(allText(long)).not.toContain(':link:');
+    // The entity link is too long to keep; the silence names the type only, its comment cut.
+    const link = contextOf(long).at(-1) ?? '';
+    expect(
+      link.startsWith(
+        `:link: console: <${base}/#/silences/new?matchers=type%3Dvehicle.vpn.disconnected&comment=re%3A+vvv`,
+      ),
+    ).toBe(true);
+    const comment = new URLSearchParams(/\?([^|]+)\|/.exec(link)?.[1]).get('comment') ?? '';
+    expect(comment).toHaveLength(120);
+    expect(comment.endsWith('…')).toBe(true);
+    expect(allText(long)).not.toContain('/#/vehicle/vvv');
     expect(allText(buildSlackMessage(notification([vpnLost('veh-0003')])))).not.toContain(':link:');
   });
 });

@@ -15,6 +15,7 @@ describe('slack receiver config', () => {
     expect(slackNotifierFactory.configSchema.parse({ kind: 'slack', name: 'ops', url: URL })).toEqual({
       kind: 'slack',
       name: 'ops',
+      compatible: 'slack',
       url: URL,
       timeout: 10_000,
       max_hold: 300_000,

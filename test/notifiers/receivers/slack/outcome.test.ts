@@ -76,3 +76,122 @@ describe('outcomeOfAnswer', () => {
     expect(slackError(`<html>\n${'x'.repeat(500)}</html>`)).toMatch(/^body "<html> x+…"$/);
   });
 });
+
+describe('outcomeOfAnswer for the Slack-compatible services', () => {
+  const json = (value: unknown) => JSON.stringify(value);
+  const headers = (values: Record<string, string>) => new Headers(values);
+
+  it('reads Discord: JSON words, retry_after in seconds, the header when the body is not JSON', () => {
+    expect(outcomeOfAnswer({ status: 200, body: 'ok' }, NOW, 'discord')).toEqual({
+      kind: 'delivered',
+      status: 200,
+    });
+    expect(
+      outcomeOfAnswer(
+        {
+          status: 429,
+          body: json({ message: 'You are being rate limited.', retry_after: 0.25, global: false }),
+          headers: headers({ 'retry-after': '1' }),
+        },
+        NOW,
+        'discord',
+      ),
+    ).toMatchObject({ kind: 'throttled', retryAfterMs: 1_000 });
+    expect(
+      outcomeOfAnswer(
+        { status: 429, body: json({ message: 'You are being rate limited.', retry_after: 12.5 }) },
+        NOW,
+        'discord',
+      ),
+    ).toMatchObject({ kind: 'throttled', retryAfterMs: 12_500 });
+    expect(
+      outcomeOfAnswer(
+        { status: 429, body: '<html>error 1015</html>', headers: headers({ 'retry-after': '30' }) },
+        NOW,
+        'discord',
+      ),
+    ).toMatchObject({ kind: 'throttled', retryAfterMs: 30_000 });
+    expect(
+      outcomeOfAnswer(
+        { status: 404, body: json({ message: 'Unknown Channel', code: 10003 }) },
+        NOW,
+        'discord',
+      ),
+    ).toEqual({
+      kind: 'gone',
+      status: 404,
+      reason: 'Discord answered 404 10003 Unknown Channel',
+    });
+    expect(
+      outcomeOfAnswer(
+        { status: 403, body: json({ message: 'Missing Access', code: 50001 }) },
+        NOW,
+        'discord',
+      ),
+    ).toMatchObject({
+      kind: 'rejected',
+    });
+  });
+
+  it('reads Mattermost: the AppError id decides, its limiter is read by Retry-After', () => {
+    const error = (status: number, id: string) => ({
+      status,
+      body: json({ id, message: 'm', status_code: status }),
+    });
+    expect(
+      outcomeOfAnswer(error(400, 'web.incoming_webhook.invalid.app_error'), NOW, 'mattermost').kind,
+    ).toBe('gone');
+    expect(
+      outcomeOfAnswer(error(501, 'web.incoming_webhook.disabled.app_error'), NOW, 'mattermost').kind,
+    ).toBe('gone');
+    expect(outcomeOfAnswer(error(400, 'web.incoming_webhook.text.app_error'), NOW, 'mattermost').kind).toBe(
+      'rejected',
+    );
+    expect(outcomeOfAnswer(error(500, 'app.post.save.app_error'), NOW, 'mattermost').kind).toBe('retry');
+    expect(
+      outcomeOfAnswer(
+        { status: 429, body: 'limit exceeded\n', headers: headers({ 'retry-after': '4' }) },
+        NOW,
+        'mattermost',
+      ),
+    ).toEqual({
+      kind: 'throttled',
+      status: 429,
+      retryAfterMs: 4_000,
+      reason: 'Mattermost answered 429 body "limit exceeded"; retry after 4000 ms',
+    });
+  });
+
+  it('reads Rocket.Chat: its error text, a 401 or an unknown integration is gone, X-RateLimit-Reset is the wait', () => {
+    const error = (status: number, text: string) => ({ status, body: json({ success: false, error: text }) });
+    expect(
+      outcomeOfAnswer(error(400, 'Invalid integration id or token provided.'), NOW, 'rocketchat').kind,
+    ).toBe('gone');
+    expect(outcomeOfAnswer(error(401, 'You must be logged in to do this.'), NOW, 'rocketchat').kind).toBe(
+      'gone',
+    );
+    expect(outcomeOfAnswer(error(400, 'error-invalid-channel'), NOW, 'rocketchat')).toEqual({
+      kind: 'rejected',
+      status: 400,
+      reason: 'Rocket.Chat answered 400 error-invalid-channel',
+    });
+    expect(
+      outcomeOfAnswer(
+        {
+          ...error(429, 'Error, too many requests. [error-too-many-requests]'),
+          headers: headers({ 'x-ratelimit-reset': String(NOW + 42_000) }),
+        },
+        NOW,
+        'rocketchat',
+      ),
+    ).toMatchObject({ kind: 'throttled', retryAfterMs: 42_000 });
+    // A reset already past: the minimum wait.
+    expect(
+      outcomeOfAnswer(
+        { ...error(429, 'x'), headers: headers({ 'x-ratelimit-reset': String(NOW - 5_000) }) },
+        NOW,
+        'rocketchat',
+      ),
+    ).toMatchObject({ kind: 'throttled', retryAfterMs: 1_000 });
+  });
+});
