@@ -35,6 +35,9 @@ import type { Router } from '../routing/router.js';
  *   the incident's reminders until the acknowledgement ends (`acknowledge` in groups.ts).
  * - No route configured: every event completes with nothing to do (nothing is notified, so
  *   nothing needs inhibiting).
+ * - Reload (`use`): the routes, the entity tags and the muting are swapped together between two
+ *   events. A dispatch takes all three once, when it begins, so an event under way during a swap
+ *   is routed by the old set or the new one, never by a mix.
  */
 
 export interface Suppressed extends Muted {
@@ -58,6 +61,12 @@ export interface DispatchResult {
   closedElsewhere: number;
 }
 
+/** What a reload swaps: the compiled routes and the entity tags they label events with. */
+export interface Routing {
+  router: Router;
+  tagsFor: TagsFor;
+}
+
 export interface DispatcherOptions {
   groups: GroupContext;
   router: Router;
@@ -70,27 +79,36 @@ const REMOVED = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
 
 export class Dispatcher {
   readonly #groups: GroupContext;
-  readonly #router: Router;
-  readonly #tagsFor: TagsFor;
+  #routing: Routing;
   readonly #logger: Logger | undefined;
   readonly #hooks: DispatchHooks;
 
   constructor(options: DispatcherOptions) {
     this.#groups = options.groups;
-    this.#router = options.router;
-    this.#tagsFor = options.tagsFor;
+    this.#routing = { router: options.router, tagsFor: options.tagsFor };
     this.#logger = options.logger?.child({ component: 'dispatcher' });
     this.#hooks = options.hooks ?? {};
   }
 
+  /**
+   * Routes every event from now on with `routing`; the caller swaps the groups' `mutes` in the
+   * same synchronous step (notification-step.ts), so no dispatch sees one without the other.
+   */
+  use(routing: Routing): void {
+    this.#routing = routing;
+  }
+
   async dispatch(event: FleetEvent): Promise<DispatchResult> {
     if (event.type === EVENT.incidentAcknowledged) return this.#acknowledge(event);
+    // Taken once: a reload during the awaits below does not change how this event is routed.
+    const { router, tagsFor } = this.#routing;
+    const mutes = this.#groups.mutes;
     const now = this.#groups.now();
-    const tags = this.#tagsFor(event.subject);
-    const matches = this.#router.route(event, tags);
+    const tags = tagsFor(event.subject);
+    const matches = router.route(event, tags);
     if (matches.length === 0) return { groups: 0, added: 0, closedElsewhere: 0 };
     await this.#groups.incidents?.record(event);
-    const muted = (await this.#groups.mutes.at(now))(event, { covering: true });
+    const muted = (await mutes.at(now))(event, { covering: true });
     const targets = matches.map((match) => ({ match, group: groupFor(event, tags, match) }));
 
     const outcomes = await Promise.all(
