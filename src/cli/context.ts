@@ -36,6 +36,14 @@ export class CliContext {
   }
 
   /**
+   * The config file read again, as `config()` first read it (the same path, the same environment),
+   * for a reload of `run`; throws a `ConfigError` when it cannot be used now.
+   */
+  readConfigAgain(): Config {
+    return loadConfig(this.#options().config, this.io.env, secrets);
+  }
+
+  /**
    * The logger. A long-running command (`run`, `simulate`) logs at the configured level; a
    * one-shot command reports through its own output and exit status, so it logs only errors
    * unless `--log-level` says otherwise.

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { maskUrlPassword } from '../config/mask.js';
+import type { ReloadResult } from '../config/reload.js';
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
 import { HttpServer } from '../http/server.js';
@@ -14,6 +15,7 @@ import {
   waitForReady,
 } from '../lib/redis-connection.js';
 import { RedisHealth } from '../lib/redis-health.js';
+import { NOTHING_TO_RELOAD } from '../lib/reload.js';
 import { closeWorker, settlesWithin } from '../lib/shutdown.js';
 import { createMetrics, type Metrics, withNotificationHooks } from '../metrics/index.js';
 import {
@@ -43,6 +45,7 @@ import { storeKeys } from '../store/keys.js';
 import { OutboxRelay } from '../store/outbox-relay.js';
 import type { RequestObserver } from '../upstream/http.js';
 import { buildPollingCore } from './polling-core.js';
+import { ConfigReloader, type ReloadTrigger } from './reload.js';
 
 /**
  * The monitoring daemon (`fleetwatch run`): everything built from the config and started.
@@ -68,6 +71,10 @@ import { buildPollingCore } from './polling-core.js';
  * get what is left of `worker.shutdown_grace` (then their upstream reads are aborted and the worker
  * force-closed); the relay stops after its current batch; then the events worker, the notification
  * step, delivery, queues, connections and the upstream client.
+ *
+ * `reload()` (SIGHUP, `POST /-/reload`; see reload.ts) reads the config file again through
+ * `configSource` and hands its live sections to delivery, the notification step, the poll runner
+ * and the metrics, in that order; the HTTP API reads the config in force from the reloader.
  */
 
 export interface DaemonOptions {
@@ -90,6 +97,12 @@ export interface DaemonOptions {
   delivery?: Pick<DeliveryServiceOptions, 'retry' | 'tuning' | 'onOutcome'>;
   /** The Prometheus metrics to feed; by default built from `config.metrics` (see `daemon.metrics`). */
   metrics?: Metrics;
+  /**
+   * Reads and validates the config file again, as it was read at start (`fleetwatch run`: the same
+   * path and environment); throws a `ConfigError` when it cannot be used. Without it the daemon
+   * cannot reload.
+   */
+  configSource?: () => Config;
 }
 
 export interface Daemon {
@@ -107,6 +120,10 @@ export interface Daemon {
    * `http.enabled` is false: `http.address` once listening, `await http.listening` to wait for it.
    */
   readonly http?: HttpServer;
+  /** Re-reads the config and applies its live sections (see reload.ts); never rejects. */
+  reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
+  /** The config in force: the one started with, with the live sections of the last reload. */
+  readonly config: Config;
 }
 
 /** One line for the start-up log: what is polled how often. */
@@ -229,6 +246,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
       ? undefined
       : new HttpServer({
           config,
+          live: () => reloader.config,
+          ...(options.configSource ? { reload: () => reloader.reload('api') } : {}),
           logger,
           redis: producer,
           store,
@@ -237,7 +256,54 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
           metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() },
         });
 
+  const holds = new ReceiverHolds({ redis: producer, prefix });
+  let metricsBound = false;
+  // The queue gauges count the delivery queues of the receivers in force (again after a reload).
+  const bindMetrics = () =>
+    metrics.bind({
+      store,
+      queues: [
+        { name: QUEUE_NAMES.poll, queue: pollQueue },
+        { name: QUEUE_NAMES.events, queue: eventsQueue },
+        ...[...notifications.queues].map(([receiver, queue]) => ({
+          name: notifyQueueName(receiver),
+          queue,
+          receiver,
+        })),
+      ],
+      holds,
+      disabled: new DisabledReceivers({ redis: producer, prefix }),
+    });
+
   let delivery: DeliveryService | undefined;
+  const grace = config.worker.shutdown_grace;
+  const reloader = new ConfigReloader({
+    config,
+    load:
+      options.configSource ??
+      (() => {
+        throw new Error('this daemon was not started from a config file');
+      }),
+    logger,
+    onResult: metrics.hooks.reload,
+    // Commit order: a receiver's worker before routes that name it; the API reads the result.
+    parts: [
+      {
+        name: 'delivery',
+        prepare: (next) => delivery?.prepareReload(next, grace) ?? NOTHING_TO_RELOAD,
+      },
+      { name: 'notification step', prepare: (next) => notifications.prepareReload(next) },
+      { name: 'poll runner', prepare: (next) => ({ commit: () => runner.useDetectors(next.detectors) }) },
+      {
+        name: 'metrics',
+        prepare: () => ({
+          commit: () => {
+            if (metricsBound) bindMetrics();
+          },
+        }),
+      },
+    ],
+  });
   let polls: 'graceful' | 'forced' | undefined;
   // The producer connection turns commands away until it is ready (no offline queue), and it is
   // still connecting now: a part that used it at once would fail its first read and warn at every
@@ -285,7 +351,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
         delivery = startDelivery({
           ...options.delivery,
           tuning: { lockDuration: takeover, stalledInterval: takeover, ...options.delivery?.tuning },
-          config,
+          // A reload before Redis was ready has already changed the receivers.
+          config: reloader.config,
           logger,
           store,
           onOutcome: (report) => {
@@ -348,22 +415,14 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     },
     {
       name: 'metrics',
-      start: () =>
-        metrics.bind({
-          store,
-          queues: [
-            { name: QUEUE_NAMES.poll, queue: pollQueue },
-            { name: QUEUE_NAMES.events, queue: eventsQueue },
-            ...[...notifications.queues].map(([receiver, queue]) => ({
-              name: notifyQueueName(receiver),
-              queue,
-              receiver,
-            })),
-          ],
-          holds: new ReceiverHolds({ redis: producer, prefix }),
-          disabled: new DisabledReceivers({ redis: producer, prefix }),
-        }),
-      stop: () => metrics.unbind(),
+      start: () => {
+        metricsBound = true;
+        bindMetrics();
+      },
+      stop: () => {
+        metricsBound = false;
+        metrics.unbind();
+      },
     },
     {
       name: 'http',
@@ -378,8 +437,12 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
       },
       stop: () => (http ? settlesWithin(http.close(), 5_000) : undefined),
     },
+    {
+      // Stopped first: a reload under way finishes before the parts it changes stop.
+      name: 'config reload',
+      stop: (remaining) => settlesWithin(reloader.close(), Math.max(remaining, 1_000)),
+    },
   ];
-  const grace = config.worker.shutdown_grace;
   const parts = lifecycle(components, { graceMs: grace, logger });
   parts.start();
   logger.info(
@@ -424,7 +487,19 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   if (options.signal?.aborted) void stop();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  return { stop, stopped, runner, scheduler, counters, metrics, ...(http ? { http } : {}) };
+  return {
+    stop,
+    stopped,
+    runner,
+    scheduler,
+    counters,
+    metrics,
+    reload: (trigger: ReloadTrigger = 'signal') => reloader.reload(trigger),
+    get config() {
+      return reloader.config;
+    },
+    ...(http ? { http } : {}),
+  };
 }
 
 /** Starts a worker built with `autorun: false`, as BullMQ's autorun would. */

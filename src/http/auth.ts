@@ -188,7 +188,9 @@ export function createGuard(options: GuardOptions): Guard {
     if (!tokens.configured) {
       if (access === 'read') return;
       throw tokenNotConfigured(
-        access === 'admin' ? 'the queue UI is disabled' : 'this endpoint changes state and is disabled',
+        access === 'admin'
+          ? 'the queue UI and the other admin endpoints are disabled'
+          : 'this endpoint changes state and is disabled',
       );
     }
     const identity = await identify(request, access);

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { ReloadResult } from '../config/reload.js';
 import type { Config } from '../config/schema.js';
 import type { RedisHealth } from '../lib/redis-health.js';
 import type { EventLog } from '../store/event-log.js';
@@ -29,8 +30,15 @@ export interface HttpTuning {
 
 /** What the HTTP server is built from. */
 export interface HttpServerOptions {
-  /** The whole config: `http`, `redis.prefix`, `receivers`. */
+  /** The whole config as started: `http`, `redis.prefix`, and the live sections until a reload. */
   config: Config;
+  /**
+   * The config in force after reloads (the daemon's reloader); routes read the sections a reload
+   * changes (`receivers`, `notifications`) through it. `config` when absent.
+   */
+  live?: () => Config;
+  /** Re-reads and applies the config file (`POST /-/reload`); absent: this process cannot reload. */
+  reload?: () => Promise<ReloadResult>;
   logger: Logger;
   /**
    * A producer-style connection (`createProducerConnection`): snapshot reads, silences, dead
@@ -53,10 +61,32 @@ export interface HttpServerOptions {
 /** What every route module gets. */
 export interface RouteContext {
   readonly options: HttpServerOptions;
+  /** The config in force now (see `HttpServerOptions.live`). */
+  readonly live: () => Config;
   readonly logger: Logger;
   readonly guard: Guard;
   readonly eventLog: EventLog;
   /** Aborted when the server starts closing: long requests (SSE, power waits) end. */
   readonly closing: AbortSignal;
   readonly tuning: Required<HttpTuning>;
+}
+
+/**
+ * `build(value)` for what `select` returns now, built again only when that is another object: a
+ * route's view of a live config section (receivers, maintenance windows) follows a reload, which
+ * replaces only the sections that changed. `onReplace` gets the view a rebuild made stale.
+ */
+export function derived<T, R>(
+  select: () => T,
+  build: (value: T) => R,
+  onReplace?: (stale: R) => void,
+): () => R {
+  let cached: { from: T; view: R } | undefined;
+  return () => {
+    const from = select();
+    if (cached?.from === from) return cached.view;
+    if (cached) onReplace?.(cached.view);
+    cached = { from, view: build(from) };
+    return cached.view;
+  };
 }

@@ -26,6 +26,7 @@ import { registerPowerRoutes } from './routes/power.js';
 import { registerProbeRoutes } from './routes/probes.js';
 import { registerQueueBoard } from './routes/queues.js';
 import { registerReceiverRoutes } from './routes/receivers.js';
+import { registerReloadRoute } from './routes/reload.js';
 import { registerRobotRoutes } from './routes/robots.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerSilenceRoutes } from './routes/silences.js';
@@ -75,6 +76,7 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
 
   const context: RouteContext = {
     options,
+    live: options.live ?? (() => options.config),
     logger,
     guard: createGuard({
       http: options.config.http,
@@ -148,6 +150,7 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
   registerIncidentRoutes(app, context);
   registerDeadLetterRoutes(app, context);
   registerReceiverRoutes(app, context);
+  registerReloadRoute(app, context);
   registerSessionRoutes(app, context);
   registerConsoleRoutes(app, context);
   registerRobotRoutes(app, context);

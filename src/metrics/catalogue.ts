@@ -247,6 +247,20 @@ export const METRICS = {
     help: "This replica's Redis write check: 1 for its state now (ok, unreachable, slow, refusing_writes, authentication, error), 0 for the others.",
   },
 
+  // Configuration reloads (SIGHUP, POST /-/reload), as Prometheus names its own.
+  configLastReloadSuccessful: {
+    name: 'fleetwatch_config_last_reload_successful',
+    type: 'gauge',
+    labels: [],
+    help: 'Whether the last configuration reload of this replica succeeded (1) or was refused or failed (0); 1 from the start.',
+  },
+  configLastReloadSuccessTimestamp: {
+    name: 'fleetwatch_config_last_reload_success_timestamp_seconds',
+    type: 'gauge',
+    labels: [],
+    help: 'Unix time of the last successful configuration reload of this replica (its start until the first).',
+  },
+
   // Per entity (metrics.per_entity).
   vehicleVpnConnected: {
     name: 'fleetwatch_vehicle_vpn_connected',

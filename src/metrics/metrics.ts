@@ -85,6 +85,8 @@ export interface MetricsHooks {
   order: { waited(event: FleetEvent): void; gaveUp(event: FleetEvent, skipped: number): void };
   /** The Redis health check's state, as it changes (`RedisHealth` `onState`). */
   redis: (state: RedisState) => void;
+  /** A configuration reload's outcome (the daemon's reloader). */
+  reload: (ok: boolean) => void;
 }
 
 export interface Metrics {
@@ -255,6 +257,15 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const redisState = gauge('redisState');
   for (const state of REDIS_STATES) redisState.set({ state }, 0);
 
+  // Like Prometheus: the config loaded at start counts as the first successful load.
+  const reloadOk = gauge('configLastReloadSuccessful');
+  const reloadAt = gauge('configLastReloadSuccessTimestamp');
+  const reloaded = (ok: boolean) => {
+    reloadOk.set(ok ? 1 : 0);
+    if (ok) reloadAt.set(now() / 1000);
+  };
+  reloaded(true);
+
   const names = registry.getMetricsAsArray().map((metric) => metric.name);
 
   return {
@@ -278,6 +289,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       redis: (current) => {
         for (const state of REDIS_STATES) redisState.set({ state }, state === current ? 1 : 0);
       },
+      reload: reloaded,
     },
     instrumentNotifier: notifications.instrumentNotifier,
     bind(sources) {

@@ -100,7 +100,7 @@ function countInto(outcome: PollOutcome, result: PipelineResult): PipelineResult
 
 export class PollRunner {
   readonly config: PollConfig;
-  readonly detectors: DetectorOptions;
+  #detectors: DetectorOptions;
   readonly #options: PollRunnerOptions;
   readonly #pollers: Readonly<Record<PollerName, Poller>>;
   readonly #now: () => number;
@@ -114,7 +114,7 @@ export class PollRunner {
   constructor(options: PollRunnerOptions) {
     this.#options = options;
     this.config = options.config;
-    this.detectors = toDetectorOptions(options.config.detectors);
+    this.#detectors = toDetectorOptions(options.config.detectors);
     this.#pollers = options.pollers ?? POLLERS;
     this.#now = options.now ?? Date.now;
     this.#signal = options.signal ?? new AbortController().signal;
@@ -124,6 +124,20 @@ export class PollRunner {
     this.#fetchConcurrency =
       options.fetchConcurrency ??
       Math.max(1, Math.ceil(options.config.upstream.http.max_in_flight / options.config.worker.concurrency));
+  }
+
+  /** The detector options poll jobs judge with (`detectors:`). */
+  get detectors(): DetectorOptions {
+    return this.#detectors;
+  }
+
+  /**
+   * New detector thresholds (a config reload): a job takes them when it starts, so one under way
+   * finishes with the options it began with. Intervals, batches and concurrency are not changed
+   * here: they shape the schedule and the workers, built once.
+   */
+  useDetectors(config: DetectorOptionsConfig): void {
+    this.#detectors = toDetectorOptions(config);
   }
 
   intervalOf(poller: PollerName): number {

@@ -162,7 +162,7 @@ describe('startDaemon', () => {
     }
   });
 
-  it('stops its parts in the reverse of their start order: HTTP first, the upstream client last', async () => {
+  it('stops its parts in the reverse of their start order: reloads and HTTP first, the upstream client last', async () => {
     const prefix = `mech-${randomBytes(5).toString('hex')}`;
     prefixes.push(prefix);
     const { lines, logger } = captureJsonLog('debug');
@@ -172,6 +172,7 @@ describe('startDaemon', () => {
     await daemon.stop();
     const order = lines.filter((line) => line.msg === 'stopped').map((line) => line.component);
     expect(order).toEqual([
+      'config reload',
       'http',
       'metrics',
       'scheduler',

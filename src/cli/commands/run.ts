@@ -5,6 +5,8 @@ import type { CliContext } from '../context.js';
 /**
  * `fleetwatch run`: the monitoring daemon. Runs until SIGTERM or SIGINT (the context's
  * `io.signal`), then stops gracefully (in-flight polls get `worker.shutdown_grace`) and exits 0.
+ * SIGHUP re-reads the config file and applies what can change live (daemon/reload.ts), as
+ * `POST /-/reload` does; an invalid file is refused and the daemon runs on unchanged.
  */
 export function registerRunCommand(program: Command, context: CliContext): void {
   program
@@ -13,14 +15,30 @@ export function registerRunCommand(program: Command, context: CliContext): void 
     .addHelpText(
       'after',
       '\nRuns until SIGTERM or Ctrl-C, then lets polls under way finish (worker.shutdown_grace) and exits 0.\n' +
-        'Start as many replicas as you like against one Redis.',
+        'SIGHUP (or POST /-/reload with an admin token) re-reads the config file: routes, receivers,\n' +
+        'muting, entity tags, detector thresholds and console.url change live; other settings are logged\n' +
+        'as needing a restart; an invalid file is refused and the config in force is kept.\n' +
+        'Start as many replicas as you like against one Redis (send each its own SIGHUP).',
     )
     .action(async () => {
       // The config first: it sets the log level (info by default).
       const config = context.config();
       const logger = context.logger('long-running');
       const { signal } = context.io;
-      const daemon = startDaemon(config, { logger, signal });
-      await daemon.stopped;
+      const daemon = startDaemon(config, {
+        logger,
+        signal,
+        configSource: () => context.readConfigAgain(),
+      });
+      // Without a handler SIGHUP ends the process (status 129); here it reloads.
+      const onHangUp = () => {
+        void daemon.reload('signal');
+      };
+      process.on('SIGHUP', onHangUp);
+      try {
+        await daemon.stopped;
+      } finally {
+        process.off('SIGHUP', onHangUp);
+      }
     });
 }

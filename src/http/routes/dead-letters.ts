@@ -26,14 +26,12 @@ const idParams = z.object({ id: z.string().min(1, { error: 'must not be empty' }
 /** Receivers looked at: the configured ones plus those with letters left in Redis (rescanned every 30 s). */
 class DeadLetterDirectory {
   readonly #context: RouteContext;
-  readonly #configured: string[];
   readonly #disabledReceivers: DisabledReceivers;
   #current: { letters: DeadLetters; receivers: string; at: number } | undefined;
   readonly #retired: DeadLetters[] = [];
 
   constructor(context: RouteContext) {
     this.#context = context;
-    this.#configured = context.options.config.receivers.map((receiver) => receiver.name);
     this.#disabledReceivers = new DisabledReceivers({
       redis: context.options.redis,
       prefix: context.options.config.redis.prefix,
@@ -42,10 +40,13 @@ class DeadLetterDirectory {
 
   async get(): Promise<DeadLetters> {
     const current = this.#current;
-    if (current && Date.now() - current.at < 30_000) return current.letters;
+    // The configured receivers are those in force (a reload changes them).
+    const configured = this.#context.live().receivers.map((receiver) => receiver.name);
+    const fresh = current && Date.now() - current.at < 30_000;
+    if (fresh && configured.every((name) => current.letters.receivers.includes(name))) return current.letters;
     const { redis, config } = this.#context.options;
     const leftOver = await receiversWithDeadLetters(redis, config.redis.prefix);
-    const receivers = [...new Set([...this.#configured, ...leftOver])].sort();
+    const receivers = [...new Set([...configured, ...leftOver])].sort();
     const key = receivers.join(',');
     if (current && current.receivers === key) {
       current.at = Date.now();

@@ -13,7 +13,7 @@ import {
 import { createMutes } from '../../notifiers/dispatch/notification-step.js';
 import { IncidentStore } from '../../store/incidents.js';
 import { audit } from '../audit.js';
-import type { RouteContext } from '../context.js';
+import { derived, type RouteContext } from '../context.js';
 import { conflict, notFound } from '../errors.js';
 import { parse, pathId, queryInt, rejectRequest } from '../validate.js';
 
@@ -66,15 +66,15 @@ const idParams = z.object({ id: pathId });
 export function registerIncidentRoutes(app: FastifyInstance, context: RouteContext): void {
   const { config, redis } = context.options;
   const incidents = new IncidentStore({ redis, prefix: config.redis.prefix });
-  const reader = new IncidentReader({
-    incidents,
-    mutes: createMutes({
-      notifications: config.notifications,
-      redis,
-      prefix: config.redis.prefix,
-      logger: context.logger,
-    }),
-  });
+  // Muted by what the config in force says (maintenance windows, inhibition rules follow a reload).
+  const current = derived(
+    () => context.live().notifications,
+    (notifications) =>
+      new IncidentReader({
+        incidents,
+        mutes: createMutes({ notifications, redis, prefix: config.redis.prefix, logger: context.logger }),
+      }),
+  );
 
   app.get(
     '/api/incidents',
@@ -106,7 +106,7 @@ export function registerIncidentRoutes(app: FastifyInstance, context: RouteConte
           'query.cursor: is not a cursor this API returned (use nextCursor of the previous page)',
         ]);
       }
-      return reader.list(filter, {
+      return current().list(filter, {
         limit: query.limit ?? 100,
         ...(query.cursor === undefined ? {} : { cursor: query.cursor }),
       });
@@ -128,7 +128,7 @@ export function registerIncidentRoutes(app: FastifyInstance, context: RouteConte
     },
     async (request) => {
       const { id } = parse(idParams, request.params, 'params');
-      const view = await reader.one(id);
+      const view = await current().one(id);
       if (!view)
         throw notFound(`no incident "${id}" (GET /api/incidents?state=all lists the open and recent ones)`);
       return view;
@@ -184,7 +184,7 @@ export function registerIncidentRoutes(app: FastifyInstance, context: RouteConte
             },
             'incident acknowledged through the API',
           );
-          return (await reader.one(id)) ?? toView(outcome.record, undefined, Date.now());
+          return (await current().one(id)) ?? toView(outcome.record, undefined, Date.now());
       }
     },
   );

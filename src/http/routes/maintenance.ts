@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { compileMaintenance, nextOccurrence, openOccurrence } from '../../notifiers/muting/maintenance.js';
-import type { RouteContext } from '../context.js';
+import { derived, type RouteContext } from '../context.js';
 
 /**
- * Maintenance windows, as the config defines them (`notifications.maintenance`; read-only: a
- * window is changed in the config file):
+ * Maintenance windows, as the config in force defines them (`notifications.maintenance`;
+ * read-only: a window is changed in the config file, and follows a reload):
  * - `GET /api/maintenance`: each window with its schedule, time zone, duration and `match`, the
  *   occurrence open now (`active`, or null) and the next one to open (`next`, within 400 days, or null).
  */
@@ -12,8 +12,10 @@ import type { RouteContext } from '../context.js';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export function registerMaintenanceRoutes(app: FastifyInstance, context: RouteContext): void {
-  const configured = context.options.config.notifications.maintenance;
-  const windows = compileMaintenance(configured);
+  const view = derived(
+    () => context.live().notifications.maintenance,
+    (configured) => ({ configured, windows: compileMaintenance(configured) }),
+  );
 
   app.get(
     '/api/maintenance',
@@ -33,6 +35,7 @@ export function registerMaintenanceRoutes(app: FastifyInstance, context: RouteCo
     },
     async () => {
       const now = Date.now();
+      const { configured, windows } = view();
       return {
         items: windows.map((window, index) => {
           const active = openOccurrence(window, now);

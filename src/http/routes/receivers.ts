@@ -6,7 +6,7 @@ import { ReceiverHolds } from '../../notifiers/delivery/holds.js';
 import { readReceiverStates } from '../../notifiers/delivery/receiver-states.js';
 import { receiverNameField } from '../../queues/names.js';
 import { audit } from '../audit.js';
-import type { RouteContext } from '../context.js';
+import { derived, type RouteContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { parse } from '../validate.js';
 
@@ -30,17 +30,28 @@ const nameParams = z.object({ name: receiverNameField });
 export function registerReceiverRoutes(app: FastifyInstance, context: RouteContext): void {
   const { config, redis } = context.options;
   const prefix = config.redis.prefix;
-  const receivers = config.receivers.map(({ name, kind, max_hold }) => ({ name, kind, max_hold }));
   const holds = new ReceiverHolds({ redis, prefix });
   const disabledReceivers = new DisabledReceivers({ redis, prefix });
-  const deadLetters = new DeadLetters({
-    connection: redis,
-    prefix,
-    receivers: receivers.map((receiver) => receiver.name),
-    logger: context.logger,
-  });
+  // The receivers in force (a reload adds and removes them); a replaced view's queues are closed.
+  const retired: DeadLetters[] = [];
+  const current = derived(
+    () => context.live().receivers,
+    (configured) => {
+      const receivers = configured.map(({ name, kind, max_hold }) => ({ name, kind, max_hold }));
+      const names = receivers.map((receiver) => receiver.name);
+      const deadLetters = new DeadLetters({
+        connection: redis,
+        prefix,
+        receivers: names,
+        logger: context.logger,
+      });
+      return { receivers, deadLetters };
+    },
+    (stale) => retired.push(stale.deadLetters),
+  );
+  const known = (name: string) => current().receivers.some((receiver) => receiver.name === name);
   app.addHook('onClose', async () => {
-    await deadLetters.close();
+    await Promise.all([...retired.splice(0), current().deadLetters].map((letters) => letters.close()));
   });
 
   app.get(
@@ -55,9 +66,10 @@ export function registerReceiverRoutes(app: FastifyInstance, context: RouteConte
         },
       },
     },
-    async () => ({
-      items: await readReceiverStates(receivers, { deadLetters, disabledReceivers, holds }),
-    }),
+    async () => {
+      const { receivers, deadLetters } = current();
+      return { items: await readReceiverStates(receivers, { deadLetters, disabledReceivers, holds }) };
+    },
   );
 
   app.post(
@@ -78,7 +90,7 @@ export function registerReceiverRoutes(app: FastifyInstance, context: RouteConte
     },
     async (request) => {
       const { name } = parse(nameParams, request.params, 'params');
-      if (!receivers.some((receiver) => receiver.name === name)) {
+      if (!known(name)) {
         throw notFound(`no receiver "${name}" in the config (GET /api/receivers lists them)`);
       }
       const resumed = await holds.resume(name);
@@ -115,7 +127,7 @@ export function registerReceiverRoutes(app: FastifyInstance, context: RouteConte
     },
     async (request) => {
       const { name } = parse(nameParams, request.params, 'params');
-      if (!receivers.some((receiver) => receiver.name === name)) {
+      if (!known(name)) {
         throw notFound(`no receiver "${name}" in the config (GET /api/receivers lists them)`);
       }
       const cleared = await disabledReceivers.enable(name);

@@ -528,3 +528,27 @@ export function closeSubject(state: GroupState, subject: string): GroupState {
     incidents: Object.fromEntries(entries.filter(([, incident]) => incident.subject !== subject)),
   };
 }
+
+/** The open incident a resolving event closes is held by this group. */
+export function holdsIncidentOf(state: GroupState, event: FleetEvent): boolean {
+  const incident = incidentOf(event.type);
+  return (
+    incident?.role === 'resolves' && state.incidents[incidentId(event.subject, incident.key)] !== undefined
+  );
+}
+
+/**
+ * The route settings a group keeps in its state: how an event that is not routed to the group
+ * (a resolution following its incident, after a reload moved the route) is added to it.
+ */
+export function routeOf(state: GroupState): RouteMatch {
+  return {
+    routeId: state.routeId,
+    receiver: state.receiver,
+    groupBy: Object.keys(state.labels),
+    groupWait: state.groupWait,
+    groupInterval: state.groupInterval,
+    repeatInterval: state.repeatInterval,
+    sendResolved: state.sendResolved,
+  };
+}

@@ -3,11 +3,18 @@ import { EVENT } from '../../events/catalogue.js';
 import type { FleetEvent } from '../../events/types.js';
 import type { GroupContext } from '../aggregation/flusher.js';
 import { newRecord, reschedule } from '../aggregation/group-record.js';
-import { acknowledge, addEvent, closeSubject, openGroup } from '../aggregation/groups.js';
+import {
+  acknowledge,
+  addEvent,
+  closeSubject,
+  holdsIncidentOf,
+  openGroup,
+  routeOf,
+} from '../aggregation/groups.js';
 import type { Muted } from '../muting/mutes.js';
 import type { TagsFor } from '../routing/entity-tags.js';
-import { groupFor } from '../routing/labels.js';
-import type { Router } from '../routing/router.js';
+import { type GroupRef, groupFor, incidentOf } from '../routing/labels.js';
+import type { RouteMatch, Router } from '../routing/router.js';
 
 /**
  * The first half of the notification step: one event from the `events` queue into the
@@ -35,6 +42,13 @@ import type { Router } from '../routing/router.js';
  *   the incident's reminders until the acknowledgement ends (`acknowledge` in groups.ts).
  * - No route configured: every event completes with nothing to do (nothing is notified, so
  *   nothing needs inhibiting).
+ * - Reload (`use`): the routes, the entity tags and the muting are swapped together between two
+ *   events. A dispatch takes all three once, when it begins, so an event under way during a swap
+ *   is routed by the old set or the new one, never by a mix.
+ * - A resolution follows its incident: when groups hold the incident open that the routes do not
+ *   name (a reload moved the route, or changed its `group_by`), the resolution goes to those groups
+ *   (with their own settings) instead of routed groups that never saw the incident fire. The
+ *   receiver that heard the firing hears the resolution, once, and its reminders stop.
  */
 
 export interface Suppressed extends Muted {
@@ -58,6 +72,12 @@ export interface DispatchResult {
   closedElsewhere: number;
 }
 
+/** What a reload swaps: the compiled routes and the entity tags they label events with. */
+export interface Routing {
+  router: Router;
+  tagsFor: TagsFor;
+}
+
 export interface DispatcherOptions {
   groups: GroupContext;
   router: Router;
@@ -70,36 +90,52 @@ const REMOVED = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
 
 export class Dispatcher {
   readonly #groups: GroupContext;
-  readonly #router: Router;
-  readonly #tagsFor: TagsFor;
+  #routing: Routing;
   readonly #logger: Logger | undefined;
   readonly #hooks: DispatchHooks;
 
   constructor(options: DispatcherOptions) {
     this.#groups = options.groups;
-    this.#router = options.router;
-    this.#tagsFor = options.tagsFor;
+    this.#routing = { router: options.router, tagsFor: options.tagsFor };
     this.#logger = options.logger?.child({ component: 'dispatcher' });
     this.#hooks = options.hooks ?? {};
   }
 
+  /**
+   * Routes every event from now on with `routing`; the caller swaps the groups' `mutes` in the
+   * same synchronous step (notification-step.ts), so no dispatch sees one without the other.
+   */
+  use(routing: Routing): void {
+    this.#routing = routing;
+  }
+
   async dispatch(event: FleetEvent): Promise<DispatchResult> {
     if (event.type === EVENT.incidentAcknowledged) return this.#acknowledge(event);
+    // Taken once: a reload during the awaits below does not change how this event is routed.
+    const { router, tagsFor } = this.#routing;
+    const mutes = this.#groups.mutes;
     const now = this.#groups.now();
-    const tags = this.#tagsFor(event.subject);
-    const matches = this.#router.route(event, tags);
+    const tags = tagsFor(event.subject);
+    const matches = router.route(event, tags);
     if (matches.length === 0) return { groups: 0, added: 0, closedElsewhere: 0 };
     await this.#groups.incidents?.record(event);
-    const muted = (await this.#groups.mutes.at(now))(event, { covering: true });
-    const targets = matches.map((match) => ({ match, group: groupFor(event, tags, match) }));
+    const muted = (await mutes.at(now))(event, { covering: true });
+    const routed = matches.map((match) => {
+      const group = groupFor(event, tags, match);
+      return { key: group.key, match, group };
+    });
+    const targets = await this.#followIncident(event, routed);
 
     const outcomes = await Promise.all(
-      targets.map(({ match, group }) =>
+      targets.map(({ key, match, group }) =>
         this.#groups.store.update<{ wake: number | undefined; keptOut: boolean } | undefined>(
-          group.key,
+          key,
           (current) => {
-            const state = current?.state ?? openGroup(group, match, now);
-            const next = addEvent(state, event, now, match, muted ? { muted: true } : {});
+            // A group the resolution follows and that was closed meanwhile: nothing to resolve.
+            if (!current && !group) return { result: undefined };
+            const state = current?.state ?? openGroup(group!, match!, now);
+            const settings = match ?? routeOf(state);
+            const next = addEvent(state, event, now, settings, muted ? { muted: true } : {});
             if (next === state) return { result: undefined };
             const record = reschedule(
               { ...(current ?? newRecord(state)), state: next },
@@ -125,13 +161,37 @@ export class Dispatcher {
       this.#hooks.onSuppressed?.({ event, ...muted });
     }
     const closedElsewhere = REMOVED.has(event.type)
-      ? await this.#closeElsewhere(event.subject, new Set(targets.map(({ group }) => group.key)), now)
+      ? await this.#closeElsewhere(event.subject, new Set(targets.map(({ key }) => key)), now)
       : 0;
     wakes.forEach((wake, index) => {
-      const key = targets[index]?.group.key;
+      const key = targets[index]?.key;
       if (wake !== undefined && key !== undefined) this.#hooks.onScheduled?.(wake, key);
     });
     return { groups: targets.length, added, closedElsewhere, ...(muted ? { muted } : {}) };
+  }
+
+  /**
+   * Where a resolution goes: the routed groups, unless groups the routes do not name hold its
+   * incident open (see the class comment); then those, and the routed ones that hold it too.
+   * Anything else goes where it was routed. Entries without `group`/`match` are existing groups.
+   */
+  async #followIncident(
+    event: FleetEvent,
+    routed: Array<{ key: string; match: RouteMatch; group: GroupRef }>,
+  ): Promise<Array<{ key: string; match?: RouteMatch; group?: GroupRef }>> {
+    if (incidentOf(event.type)?.role !== 'resolves') return routed;
+    const keys = await this.#groups.store.groupsOfSubject(event.subject);
+    const records = await Promise.all(keys.map((key) => this.#groups.store.get(key)));
+    const holders = new Set(
+      keys.filter((_, index) => {
+        const record = records[index];
+        return record !== undefined && holdsIncidentOf(record.state, event);
+      }),
+    );
+    const own = new Set(routed.map(({ key }) => key));
+    const elsewhere = [...holders].filter((key) => !own.has(key));
+    if (elsewhere.length === 0) return routed;
+    return [...routed.filter(({ key }) => holders.has(key)), ...elsewhere.map((key) => ({ key }))];
   }
 
   /** Records an acknowledgement in every group holding its incident. */

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../../events/types.js';
+import type { PreparedReload } from '../../lib/reload.js';
 import { SnapshotStore } from '../../store/snapshot-store.js';
 import {
   Flusher,
@@ -29,6 +30,14 @@ import { Dispatcher, type DispatchHooks, type DispatchResult } from './dispatche
  * incidents, mute marks, dispatcher and flusher on the daemon's producer connection; one delivery
  * queue per configured receiver. The daemon hands every `events` job to `dispatch`, calls `start`
  * once, and `stop` after the events worker has closed.
+ *
+ * A reload (`prepareReload`) compiles the new routes, tags, maintenance windows and inhibition
+ * rules, then swaps them in one synchronous step (the dispatcher's routing and the groups'
+ * muting together). Groups already in Redis keep their receiver and timing: a group of a route
+ * that is gone still flushes what it holds, to its receiver while that is configured. A receiver
+ * added gets its delivery queue; a removed one's queue object is closed (its jobs stay in Redis,
+ * for its worker if it comes back) and a notification for it is dropped at hand-off, as after a
+ * restart without it.
  */
 
 export interface NotificationStepTuning {
@@ -42,8 +51,14 @@ export interface NotificationStepTuning {
 export type NotificationStepSection = Omit<NotificationsConfig, 'inhibit_rules' | 'inhibit_max_wait'> &
   Partial<Pick<NotificationsConfig, 'inhibit_rules' | 'inhibit_max_wait'>>;
 
+/** The sections the step is built from (and reloaded with). */
+export interface NotificationStepConfig {
+  notifications: NotificationStepSection;
+  receivers: readonly Pick<ReceiverConfig, 'name'>[];
+}
+
 export interface NotificationStepOptions extends NotificationStepTuning {
-  config: { notifications: NotificationStepSection; receivers: readonly Pick<ReceiverConfig, 'name'>[] };
+  config: NotificationStepConfig;
   /**
    * The snapshots, which the inhibition wait reads (muting/mutes.ts); by default a reader on
    * `redis`.
@@ -99,6 +114,8 @@ export interface NotificationStep {
   readonly marks: MuteMarks;
   readonly queues: ReadonlyMap<string, DeliveryQueue>;
   dispatch(event: FleetEvent): Promise<DispatchResult>;
+  /** Builds the step's part of a reload (routing, muting, queues); `commit` puts it in force. */
+  prepareReload(config: NotificationStepConfig): PreparedReload;
   start(): void;
   /** Stops the flusher (after its hand-off under way) and closes the delivery queues. */
   stop(): Promise<void>;
@@ -113,27 +130,24 @@ export function createNotificationStep(options: NotificationStepOptions): Notifi
   const silences = new SilenceStore({ redis, prefix });
   const incidents = new FiringIncidents({ redis, prefix });
   const marks = new MuteMarks({ redis, prefix });
-  const mutes = createMutes({
-    notifications: config.notifications,
-    redis,
-    prefix,
-    tagsFor,
-    silences,
-    incidents,
-    ...(options.snapshots ? { snapshots: options.snapshots } : {}),
-    ...(options.silenceCacheMs === undefined ? {} : { cacheMs: options.silenceCacheMs }),
-    ...(logger ? { logger } : {}),
-  });
+  // Silences and the recorded incidents are read from Redis: one store each, whatever reloads.
+  const mutesFor = (notifications: NotificationStepSection, tags: TagsFor) =>
+    createMutes({
+      notifications,
+      redis,
+      prefix,
+      tagsFor: tags,
+      silences,
+      incidents,
+      ...(options.snapshots ? { snapshots: options.snapshots } : {}),
+      ...(options.silenceCacheMs === undefined ? {} : { cacheMs: options.silenceCacheMs }),
+      ...(logger ? { logger } : {}),
+    });
+  const mutes = mutesFor(config.notifications, tagsFor);
+  const queueFor = (receiver: string) =>
+    createDeliveryQueue({ receiver, connection: redis, prefix, ...(logger ? { logger } : {}) });
   const queues = new Map<string, DeliveryQueue>(
-    config.receivers.map((receiver) => [
-      receiver.name,
-      createDeliveryQueue({
-        receiver: receiver.name,
-        connection: redis,
-        prefix,
-        ...(logger ? { logger } : {}),
-      }),
-    ]),
+    config.receivers.map((receiver) => [receiver.name, queueFor(receiver.name)]),
   );
   const hooks = options.hooks ?? {};
   const context: GroupContext = { store: groups, mutes, policy, now, incidents, marks };
@@ -166,6 +180,23 @@ export function createNotificationStep(options: NotificationStepOptions): Notifi
     marks,
     queues,
     dispatch: (event) => dispatcher.dispatch(event),
+    prepareReload(next) {
+      const nextTags = compileEntityTags(next.notifications.entity_tags);
+      const routing = { router: compileRoutes(next.notifications.route), tagsFor: nextTags };
+      const nextMutes = mutesFor(next.notifications, nextTags);
+      const names = new Set(next.receivers.map((receiver) => receiver.name));
+      return {
+        async commit() {
+          // One synchronous step: a dispatch begins with the old set or the new one.
+          dispatcher.use(routing);
+          context.mutes = nextMutes;
+          for (const name of names) if (!queues.has(name)) queues.set(name, queueFor(name));
+          const removed = [...queues].filter(([name]) => !names.has(name));
+          for (const [name] of removed) queues.delete(name);
+          await Promise.allSettled(removed.map(([, queue]) => queue.close()));
+        },
+      };
+    },
     start: () => flusher.start(),
     async stop() {
       await flusher.stop();
