@@ -280,8 +280,8 @@ describe('a running daemon reloads', () => {
     expect(daemon.config.receivers.map((receiver) => receiver.name)).toEqual(['b']);
     expect(daemon.runner.detectors.vehicleLink.failureThreshold).toBe(3);
     const text = await daemon.metrics.text();
-    expect(text).toMatch(/^fleetwatch_config_last_reload_successful 0$/m);
-    expect(text).toMatch(/^fleetwatch_config_last_reload_success_timestamp_seconds \d+(\.\d+)?$/m);
+    expect(text).toMatch(/^fleetwatch_config_last_reload_successful({[^}]*})? 0$/m);
+    expect(text).toMatch(/^fleetwatch_config_last_reload_success_timestamp_seconds({[^}]*})? \d+(\.\d+)?$/m);
     expect(await workersOn('b')).toBe(1);
   });
 });

@@ -106,7 +106,7 @@ describe('reloading a running daemon', () => {
     expect(address).toBeDefined();
     const metric = async (name: string) => {
       const text = await (await fetch(`${address}/metrics`)).text();
-      return new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1];
+      return new RegExp(`^${name}(?:{[^}]*})? (\\S+)$`, 'm').exec(text)?.[1];
     };
     expect(await metric('fleetwatch_config_last_reload_successful')).toBe('0');
 
