@@ -11,7 +11,7 @@ import type {
   Notifier,
   NotifierDeps,
 } from '../../notifier.js';
-import { attemptLogFields } from '../../notifier.js';
+import { logAttempt } from '../../notifier.js';
 import { AlertStore } from './alert-store.js';
 import {
   type AlertContext,
@@ -114,9 +114,11 @@ export class AlertmanagerNotifier implements Notifier {
   async deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
     const started = performance.now();
     const outcome = await this.#deliver(notification, options);
-    const fields = attemptLogFields(notification, options, outcome, started);
-    if (outcome.kind === 'delivered') this.#logger.debug(fields, 'alerts delivered');
-    else this.#logger.warn({ ...fields, reason: outcome.reason }, 'alerts not delivered');
+    logAttempt(
+      this.#logger,
+      { notification, options, outcome, startedAt: started },
+      { delivered: 'alerts delivered', failed: 'alerts not delivered' },
+    );
     return outcome;
   }
 

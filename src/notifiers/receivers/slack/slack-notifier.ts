@@ -9,7 +9,7 @@ import type {
   Notifier,
   NotifierDeps,
 } from '../../notifier.js';
-import { attemptLogFields } from '../../notifier.js';
+import { logAttempt } from '../../notifier.js';
 import { buildAttachmentMessage } from './attachments.js';
 import { buildSlackMessage } from './blocks.js';
 import { type CompatibleService, SERVICES, type ServiceProfile } from './compatible.js';
@@ -80,13 +80,11 @@ export class SlackNotifier implements Notifier {
   async deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
     const started = performance.now();
     const outcome = this.#scrubbed(await this.#post(notification, options));
-    const fields = attemptLogFields(notification, options, outcome, started);
-    if (outcome.kind === 'delivered') {
-      this.#logger.debug(fields, 'slack message delivered');
-    } else {
-      const retryAfterMs = 'retryAfterMs' in outcome ? outcome.retryAfterMs : undefined;
-      this.#logger.warn({ ...fields, retryAfterMs, reason: outcome.reason }, 'slack delivery failed');
-    }
+    logAttempt(
+      this.#logger,
+      { notification, options, outcome, startedAt: started },
+      { delivered: 'slack message delivered', failed: 'slack delivery failed' },
+    );
     return outcome;
   }
 

@@ -12,7 +12,7 @@ import type {
   Notifier,
   NotifierDeps,
 } from '../../notifier.js';
-import { attemptLogFields } from '../../notifier.js';
+import { logAttempt } from '../../notifier.js';
 import { urlOrigin, type WebhookReceiverConfig, webhookSecrets } from './config.js';
 import { encodePayload } from './payload.js';
 import { classifyAnswer } from './response.js';
@@ -64,9 +64,11 @@ export class WebhookNotifier implements Notifier {
   async deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
     const started = performance.now();
     const outcome = await this.#attempt(notification, options);
-    const fields = attemptLogFields(notification, options, outcome, started);
-    if (outcome.kind === 'delivered') this.#logger.debug(fields, 'webhook delivered');
-    else this.#logger.debug({ ...fields, reason: outcome.reason }, 'webhook not delivered');
+    logAttempt(
+      this.#logger,
+      { notification, options, outcome, startedAt: started },
+      { delivered: 'webhook delivered', failed: 'webhook not delivered' },
+    );
     return outcome;
   }
 
