@@ -296,8 +296,9 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
       { name: 'poll runner', prepare: (next) => ({ commit: () => runner.useDetectors(next.detectors) }) },
       {
         name: 'metrics',
-        prepare: () => ({
+        prepare: (next) => ({
           commit: () => {
+            metrics.knowReceivers(next.receivers.map((receiver) => receiver.name));
             if (metricsBound) bindMetrics();
           },
         }),

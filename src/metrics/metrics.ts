@@ -101,6 +101,8 @@ export interface Metrics {
   readonly hooks: MetricsHooks;
   /** Wraps a receiver's notifier to time notifications end to end. */
   instrumentNotifier(notifier: Notifier): Notifier;
+  /** Receivers a reload added: their series start at 0, as the ones configured at start do. */
+  knowReceivers(receivers: readonly string[]): void;
   /** Gives the scrape-time gauges their sources (again: replaces them). */
   bind(sources: MetricsSources): void;
   /** Detaches the sources (on shutdown, before their connections close); gauges keep their values. */
@@ -246,13 +248,20 @@ export function createMetrics(options: MetricsOptions): Metrics {
   }
   for (const entry of CATALOGUE) eventsTotal.inc({ type: entry.type }, 0);
   for (const reason of SUPPRESSION_REASONS) suppressed.inc({ reason }, 0);
-  for (const receiver of options.receivers ?? []) {
-    queued.inc({ receiver }, 0);
-    for (const outcome of DELIVERY_OUTCOMES) outcomes.inc({ receiver, outcome }, 0);
-    // Histograms too: a receiver's first delivery then shows in rate() and the latency quantiles.
-    deliveryTime.zero({ receiver });
-    sendTime.zero({ receiver });
-  }
+  // Each receiver once: at start, and a receiver a reload adds (zeroing again would wipe its counts).
+  const knownReceivers = new Set<string>();
+  const knowReceivers = (receivers: readonly string[]) => {
+    for (const receiver of receivers) {
+      if (knownReceivers.has(receiver)) continue;
+      knownReceivers.add(receiver);
+      queued.inc({ receiver }, 0);
+      for (const outcome of DELIVERY_OUTCOMES) outcomes.inc({ receiver, outcome }, 0);
+      // Histograms too: a receiver's first delivery then shows in rate() and the latency quantiles.
+      deliveryTime.zero({ receiver });
+      sendTime.zero({ receiver });
+    }
+  };
+  knowReceivers(options.receivers ?? []);
   for (const source of ['fleet', 'queues']) collectErrors.inc({ source }, 0);
   const redisState = gauge('redisState');
   for (const state of REDIS_STATES) redisState.set({ state }, 0);
@@ -292,6 +301,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       reload: reloaded,
     },
     instrumentNotifier: notifications.instrumentNotifier,
+    knowReceivers,
     bind(sources) {
       fleetGauges.bind(sources.store);
       queueGauges.bind(sources.queues, { holds: sources.holds, disabled: sources.disabled });

@@ -249,6 +249,10 @@ describe('a running daemon reloads', () => {
       needsRestart: [],
     });
     expect(await workersOn('b')).toBe(1);
+    // The added receiver's series start at 0, as a receiver configured at start does.
+    expect(await daemon.metrics.text()).toMatch(
+      /^fleetwatch_notifications_total{[^}]*receiver="b"[^}]*outcome="rejected"[^}]*} 0$/m,
+    );
     sim.control.updateVehicle('veh-0002', { vpnConnected: false });
     await eventually(
       async () => vpnEvents(b, 'veh-0002').length,
