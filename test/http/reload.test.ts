@@ -110,6 +110,31 @@ describe('POST /-/reload', () => {
     expect(await windows()).toEqual(['sunday', 'monday']);
   });
 
+  it('shows a receiver a reload adds in the queue UI, and drops one it removes', async () => {
+    const queues = async () =>
+      (await app.inject({ url: '/admin/queues/api/queues', headers: bearer() }))
+        .json()
+        .queues.map((queue: { name: string }) => queue.name)
+        .sort();
+    expect(await queues()).toEqual(['events', 'poll']);
+    const ops = {
+      kind: 'webhook',
+      name: 'ops',
+      url: 'http://127.0.0.1:9/hook',
+      secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+    };
+    const withOps = { ...h.config, worker: { ...h.config.worker, concurrency: 2 }, receivers: [ops] };
+    write(withOps as unknown as Config, [window('sunday'), window('monday')]);
+    expect((await reload()).json().receivers.added).toEqual(['ops']);
+    expect(await queues()).toEqual(['events', 'notify-ops', 'poll']);
+    write({ ...h.config, worker: { ...h.config.worker, concurrency: 2 } }, [
+      window('sunday'),
+      window('monday'),
+    ]);
+    expect((await reload()).json().receivers.removed).toEqual(['ops']);
+    expect(await queues()).toEqual(['events', 'poll']);
+  });
+
   it('refuses an invalid file with 422 and its problems; the config in force stays', async () => {
     writeFileSync(file, 'upstream: {}\nworker: { concurrency: 0 }\n');
     const response = await reload();

@@ -12,7 +12,7 @@ import type { RouteDoc } from '../route-doc.js';
 /**
  * Bull Board at `/admin/queues` (token: `Authorization: Bearer <token>`, or in a browser HTTP Basic
  * with any user name and the token as the password): every fleetwatch queue — `poll`, `events` and
- * one `notify-<receiver>` per configured receiver.
+ * one `notify-<receiver>` per receiver in force (a reload's new receivers show at the next request).
  *
  * Read-only on purpose: the events queue's finished jobs are the relay's dedup record (cleaning
  * them could let an event be delivered twice), and a notification retried from the board would
@@ -40,39 +40,67 @@ const DESCRIPTIONS: Record<string, string> = {
 
 export async function registerQueueBoard(app: FastifyInstance, context: RouteContext): Promise<void> {
   const { redis, config } = context.options;
-  const names = [
-    QUEUE_NAMES.poll,
-    QUEUE_NAMES.events,
-    ...config.receivers.map((receiver) => notifyQueueName(receiver.name)),
-  ];
   const warn = throttledWarn(context.logger);
-  const queues = names.map((name) => {
-    const queue = new Queue(name, { connection: redis, prefix: bullPrefix(config.redis.prefix) });
-    queue.on('error', (error: Error) => warn({ err: error.message, queue: name }, 'queue UI: queue error'));
+  // One Queue per name for as long as it is shown; a receiver a reload removes has its Queue closed.
+  const open = new Map<string, Queue>();
+  const queueOf = (name: string): Queue => {
+    let queue = open.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: redis, prefix: bullPrefix(config.redis.prefix) });
+      queue.on('error', (error: Error) => warn({ err: error.message, queue: name }, 'queue UI: queue error'));
+      open.set(name, queue);
+    }
     return queue;
-  });
+  };
+  const adapters = (receivers: readonly { name: string }[]) => {
+    const names: string[] = [
+      QUEUE_NAMES.poll,
+      QUEUE_NAMES.events,
+      ...receivers.map((receiver) => notifyQueueName(receiver.name)),
+    ];
+    for (const [name, queue] of open) {
+      if (!names.includes(name)) {
+        open.delete(name);
+        void queue.close().catch(() => {});
+      }
+    }
+    return names.map(
+      (name) =>
+        new BullMQAdapter(queueOf(name), {
+          readOnlyMode: true,
+          description: DESCRIPTIONS[name] ?? `notifications for receiver ${name.slice('notify-'.length)}`,
+        }),
+    );
+  };
 
   const serverAdapter = new FastifyAdapter();
   serverAdapter.setBasePath(QUEUE_UI_PATH);
   // @bull-board/fastify carries its own copy of @bull-board/api's types (a patch version apart);
   // the adapter only stores what createBullBoard hands it.
   const boardAdapter = serverAdapter as unknown as BoardOptions['serverAdapter'];
-  createBullBoard({
-    queues: queues.map(
-      (queue) =>
-        new BullMQAdapter(queue, {
-          readOnlyMode: true,
-          description:
-            DESCRIPTIONS[queue.name] ?? `notifications for receiver ${queue.name.slice('notify-'.length)}`,
-        }),
-    ),
+  const board = createBullBoard({
+    queues: adapters(config.receivers),
     serverAdapter: boardAdapter,
     options: { uiConfig: { boardTitle: `fleetwatch ${config.installation}` } },
   });
+  // The receivers in force: a reload replaces the section, and the board follows at its next request.
+  let listed = context.live().receivers;
+  const follow = () => {
+    const receivers = context.live().receivers;
+    if (receivers === listed) return;
+    listed = receivers;
+    board.replaceQueues(adapters(receivers));
+  };
 
   app.addHook('onClose', async () => {
-    await Promise.all(queues.map((queue) => queue.close().catch(() => {})));
+    await Promise.all([...open.values()].map((queue) => queue.close().catch(() => {})));
   });
   // Its routes declare no access, so the guard treats them as `admin`.
-  await app.register(serverAdapter.registerPlugin(), { prefix: QUEUE_UI_PATH });
+  await app.register(
+    async (scope) => {
+      scope.addHook('onRequest', async () => follow());
+      await scope.register(serverAdapter.registerPlugin());
+    },
+    { prefix: QUEUE_UI_PATH },
+  );
 }
