@@ -67,7 +67,7 @@ function percentOver(actual: number, limit: number): string {
   return `${Math.round((actual / limit - 1) * 100)} % (${actual >= 10 ? Math.round(actual) : actual.toFixed(1)} vs ${limit})`;
 }
 
-export const modeOf = (result: SizeResult): BenchMode => result.mode ?? 'quiet';
+const modeOf = (result: SizeResult): BenchMode => result.mode ?? 'quiet';
 
 function targetRun(results: readonly SizeResult[], mode: BenchMode): SizeResult | undefined {
   return results.find(
@@ -105,9 +105,10 @@ function targetRows(results: readonly SizeResult[], machine: Machine): string[] 
     ...(quiet ? quietTargetRows(quiet, machine) : []),
     ...(contended ? contendedTargetRows(contended) : []),
   ];
-  if (!quiet)
+  if (!quiet) {
     rows.push('', 'The 40,000-entity size was not run quiet, so the quiet targets were not checked.');
-  if (!quiet) return rows;
+    return rows;
+  }
   // The memory line compares quiet runs only: the hog does not change what memory a fleet takes.
   const quietResults = results.filter((r) => modeOf(r) === 'quiet');
   const smallest = quietResults.reduce((a, b) => (b.entities < a.entities ? b : a));
