@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CpuHog } from '../../../bench/hog.js';
 import { cpuMicros } from '../../../bench/proc.js';
 import { eventually } from '../../support/redis.js';
@@ -16,6 +16,7 @@ import { eventually } from '../../support/redis.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const logDir = mkdtempSync(join(tmpdir(), 'fleetwatch-hog-'));
+afterAll(() => rmSync(logDir, { recursive: true, force: true }));
 
 /** Gone, or a zombie waiting for whoever adopted it to reap it: either way no longer running. */
 function ended(pid: number): boolean {
