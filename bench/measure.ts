@@ -10,6 +10,8 @@ import { PrivateRedis } from '../test/support/private-redis.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
 import { type FleetIds, fetchToken, listIds } from './cycle.js';
 import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
+import { CpuHog, type HogResult } from './hog.js';
+import type { BenchMode } from './options.js';
 import { cpuMicros, RssSampler } from './proc.js';
 import { type FleetSize, SimulatorProcess } from './simulator.js';
 import { WebhookSink } from './sink.js';
@@ -39,6 +41,10 @@ export interface UndiciResult {
 
 export interface SizeResult {
   spec: SizeSpec;
+  /** Results written before modes existed have none: they were quiet. */
+  mode?: BenchMode;
+  /** The contended mode's CPU hog, over the whole size (references included). */
+  hog?: HogResult;
   entities: number;
   windowMs: number;
   /** Upstream requests the simulator served in the window (every poll is one request). */
@@ -121,15 +127,20 @@ async function waitForBaseline(fleetwatch: FleetwatchProcess, spec: SizeSpec, id
   }
 }
 
-/** Until every event fleetwatch made has reached the sink (the route sends each on its own). */
+/**
+ * Until every event fleetwatch made has reached the sink (the route sends each on its own), but
+ * those its inhibition rules kept out: they never will.
+ */
 async function waitForDrain(
   fleetwatch: FleetwatchProcess,
   sink: WebhookSink,
   timeoutMs: number,
 ): Promise<boolean> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await delay(500)) {
-    const events = sumOf(await fleetwatch.metrics(), 'fleetwatch_events_total');
-    if (sink.arrivals.length >= events) return true;
+    const samples = await fleetwatch.metrics();
+    const events = sumOf(samples, 'fleetwatch_events_total');
+    const suppressed = sumOf(samples, 'fleetwatch_notifications_suppressed_total');
+    if (sink.arrivals.length >= events - suppressed) return true;
   }
   return false;
 }
@@ -184,13 +195,22 @@ export async function measureSize(
   root: string,
   spec: SizeSpec,
   log: Log,
-  options: { profileDir?: string } = {},
+  options: { profileDir?: string; mode?: BenchMode } = {},
 ): Promise<SizeResult> {
-  const workDir = mkdtempSync(join(tmpdir(), `fleetwatch-bench-${spec.label}-`));
+  const mode = options.mode ?? 'quiet';
+  const workDir = mkdtempSync(join(tmpdir(), `fleetwatch-bench-${spec.label}-${mode}-`));
   const entities = spec.vehicles + spec.robots;
   const redis = await PrivateRedis.start();
   const cleanups: Array<() => Promise<void>> = [() => redis.stop()];
   try {
+    // Started before anything is measured, so the references run beside it as fleetwatch does.
+    const hog = mode === 'contended' ? CpuHog.start(join(workDir, 'hog.log')) : undefined;
+    if (hog) {
+      cleanups.unshift(async () => void (await hog.stop()));
+      log(
+        `CPU hog ${hog.pid} spinning ${hog.pinnedCpu === undefined ? 'one core (not pinned: taskset is missing or cannot pin here)' : `CPU ${hog.pinnedCpu} (taskset -c ${hog.pinnedCpu})`}`,
+      );
+    }
     const simulator = await SimulatorProcess.start(root, spec, workDir);
     cleanups.unshift(() => simulator.stop());
     const token = await fetchToken(simulator.url);
@@ -320,9 +340,12 @@ export async function measureSize(
     const staleTicks = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="skipped"');
     const events = sumOf(metricsAfter, 'fleetwatch_events_total');
 
+    const hogResult = hog ? await hog.stop() : undefined;
     for (const cleanup of cleanups.splice(0)) await cleanup();
     return {
       spec,
+      mode,
+      ...(hogResult ? { hog: hogResult } : {}),
       entities,
       windowMs,
       polls,

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, Option } from 'commander';
 import { measureConsole } from './console.js';
 import { measureSize, type SizeResult, type SizeSpec } from './measure.js';
+import { type BenchMode, DEFAULT_SIZES, MODES, modeList, SIZES, sizeList } from './options.js';
 import {
   describeMachine,
   mergeConsoleReport,
@@ -15,45 +16,49 @@ import {
 /**
  * `npm run bench`: every size in turn (references first, then fleetwatch), then BENCHMARKS.md and
  * BENCHMARKS.json. `npm run bench -- console`: the web console's fleet page with 40,000 entities
- * instead (its own block of BENCHMARKS.md and `console` in the JSON). Progress goes to stderr.
+ * instead (its own block of BENCHMARKS.md and `console` in the JSON). `--mode quiet,contended`
+ * measures each size twice, the second time beside a CPU hog (bench/hog.ts). Progress goes to stderr.
  */
-
-const SIZES: Record<string, SizeSpec> = {
-  '1k': { label: '1k', vehicles: 500, robots: 500, intervalMs: 5_000, cycles: 4 },
-  '10k': { label: '10k', vehicles: 5_000, robots: 5_000, intervalMs: 15_000, cycles: 3 },
-  '40k': { label: '40k', vehicles: 20_000, robots: 20_000, intervalMs: 60_000, cycles: 2 },
-};
-
-function sizeList(value: string): SizeSpec[] {
-  return value.split(',').map((name) => {
-    const spec = SIZES[name.trim()];
-    if (!spec)
-      throw new InvalidArgumentError(
-        `unknown size ${JSON.stringify(name)}; choose from ${Object.keys(SIZES).join(', ')}`,
-      );
-    return spec;
-  });
-}
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const program = new Command('npm run bench --')
   .description('measure fleetwatch against the simulator, a bare undici loop and blackbox_exporter')
   .argument('[section]', 'polling (the default) or console (the fleet page in headless Chromium)', 'polling')
-  .option(
-    '--sizes <list>',
-    `sizes to run, comma-separated (${Object.keys(SIZES).join(', ')})`,
-    sizeList,
-    Object.values(SIZES),
+  .addOption(
+    new Option('--sizes <list>', `sizes to run, comma-separated (${Object.keys(SIZES).join(', ')})`)
+      .argParser(sizeList)
+      .default(
+        DEFAULT_SIZES.map((name) => SIZES[name]!),
+        DEFAULT_SIZES.join(','),
+      ),
   )
+  .addOption(
+    new Option(
+      '--mode <list>',
+      `modes to run each size in, comma-separated (${MODES.join(', ')}); contended takes one core with a CPU hog`,
+    )
+      .argParser(modeList)
+      .default(['quiet'], 'quiet'),
+  )
+  .addOption(new Option('--contended', 'the same as --mode contended').conflicts('mode'))
   .option('--out <dir>', 'where BENCHMARKS.md and BENCHMARKS.json go', root)
   .option('--profile <dir>', 'write a V8 CPU profile of each fleetwatch run into this folder')
   .addHelpText(
     'after',
     "\nNeeds redis-server on the PATH (a private one is started per size) and a built dist/ (npm run bench builds it).\nblackbox_exporter is measured when Debian's prometheus-blackbox-exporter is installed.",
   )
+  // A usage mistake exits 2, as the fleetwatch CLI's do; help exits 0.
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
   .parse();
 
-const options = program.opts<{ sizes: SizeSpec[]; out: string; profile?: string }>();
+const options = program.opts<{
+  sizes: SizeSpec[];
+  mode: BenchMode[];
+  contended?: boolean;
+  out: string;
+  profile?: string;
+}>();
+const modes: BenchMode[] = options.contended ? ['contended'] : options.mode;
 const section = program.args[0] ?? 'polling';
 if (section !== 'polling' && section !== 'console') {
   program.error(`unknown section ${JSON.stringify(section)}; choose polling or console`);
@@ -84,21 +89,23 @@ if (section === 'console') {
 }
 
 const results: SizeResult[] = [];
+// A size's modes one after the other, so the pair is measured as close in time as it can be.
 for (const spec of options.sizes) {
-  const log = (message: string): void => {
-    const seconds = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
-    process.stderr.write(`${seconds}s [${spec.label}] ${message}\n`);
-  };
-  const result = await measureSize(
-    root,
-    spec,
-    log,
-    options.profile ? { profileDir: resolve(options.profile) } : {},
-  );
-  log(
-    `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS`,
-  );
-  results.push(result);
+  for (const mode of modes) {
+    const tag = modes.length > 1 || mode !== 'quiet' ? `${spec.label} ${mode}` : spec.label;
+    const log = (message: string): void => {
+      const seconds = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
+      process.stderr.write(`${seconds}s [${tag}] ${message}\n`);
+    };
+    const result = await measureSize(root, spec, log, {
+      mode,
+      ...(options.profile ? { profileDir: resolve(options.profile) } : {}),
+    });
+    log(
+      `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,
+    );
+    results.push(result);
+  }
 }
 
 const machine = describeMachine(root);

@@ -1,0 +1,55 @@
+import { InvalidArgumentError } from 'commander';
+import type { SizeSpec } from './measure.js';
+
+/**
+ * The benchmark's sizes and modes, and the parsing of `--sizes` and `--mode`: kept apart from
+ * run.ts so they can be checked without starting anything.
+ */
+
+/**
+ * `cycles` are the measured cycles after the baseline one. 100k runs two 60 s cycles: with the
+ * simulator's start and the references (about a minute), waiting for a tick, the baseline cycle
+ * and the deliveries after the window it takes about 8 minutes, and about 13 if every wait runs to
+ * its time-out (baseline 3 cycles + 1 minute, its deliveries 2 minutes, the measured changes'
+ * 2 cycles + 10 s): inside the 15 minutes one size may take. BENCHMARKS.md has the breakdown.
+ */
+export const SIZES: Readonly<Record<string, SizeSpec>> = {
+  '1k': { label: '1k', vehicles: 500, robots: 500, intervalMs: 5_000, cycles: 4 },
+  '10k': { label: '10k', vehicles: 5_000, robots: 5_000, intervalMs: 15_000, cycles: 3 },
+  '40k': { label: '40k', vehicles: 20_000, robots: 20_000, intervalMs: 60_000, cycles: 2 },
+  '100k': { label: '100k', vehicles: 50_000, robots: 50_000, intervalMs: 60_000, cycles: 2 },
+};
+
+/** Sizes `npm run bench` runs without `--sizes` (100k is asked for by name). */
+export const DEFAULT_SIZES: readonly string[] = ['1k', '10k', '40k'];
+
+/**
+ * quiet: the machine as it is. contended: one core taken by a CPU hog the benchmark starts itself,
+ * for every measurement of the size, references included.
+ */
+export const MODES = ['quiet', 'contended'] as const;
+export type BenchMode = (typeof MODES)[number];
+
+/** Comma-separated names, each once, in the order given; throws on anything unknown or empty. */
+function namesFrom<T extends string>(value: string, known: readonly T[], what: string): T[] {
+  const chosen: T[] = [];
+  for (const raw of value.split(',')) {
+    const name = raw.trim();
+    if (!(known as readonly string[]).includes(name))
+      throw new InvalidArgumentError(
+        `unknown ${what} ${JSON.stringify(name)}; choose from ${known.join(', ')}`,
+      );
+    if (!chosen.includes(name as T)) chosen.push(name as T);
+  }
+  return chosen;
+}
+
+export function sizeList(value: string): SizeSpec[] {
+  return namesFrom(value, Object.keys(SIZES), 'size').map((name) => SIZES[name]!);
+}
+
+/** Modes run in the order quiet, contended whatever the order given, so each size's pair is adjacent. */
+export function modeList(value: string): BenchMode[] {
+  const chosen = namesFrom(value, MODES, 'mode');
+  return MODES.filter((mode) => chosen.includes(mode));
+}

@@ -1,0 +1,137 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { SizeResult } from '../../bench/measure.js';
+import { SIZES } from '../../bench/options.js';
+import { BLOCK_END, BLOCK_START, type Machine, renderBlock } from '../../bench/report.js';
+
+const machine: Machine = {
+  cpu: 'Test CPU',
+  cores: 2,
+  memoryGiB: 8,
+  kernel: '6.1',
+  node: 'v20.0.0',
+  redis: '7.0.15',
+  commit: 'abc1234',
+  date: '2026-01-02T03:04:05.000Z',
+};
+
+const stats = (p50: number, p99: number) => ({ count: 100, p50, p99, max: p99 });
+
+/** A result of `label` with the numbers that differ between the tests; the rest is plausible. */
+function result(
+  label: string,
+  mode: SizeResult['mode'],
+  numbers: { cpuPerPoll: number; p99: number; overruns?: number; undiciCpu?: number },
+): SizeResult {
+  const spec = SIZES[label]!;
+  const entities = spec.vehicles + spec.robots;
+  const overruns = numbers.overruns ?? 0;
+  return {
+    spec,
+    ...(mode ? { mode } : {}),
+    ...(mode === 'contended' ? { hog: { pinnedCpu: 1, cores: 0.98 } } : {}),
+    entities,
+    windowMs: spec.intervalMs * spec.cycles,
+    polls: 1000,
+    pollsPerSecond: 2000,
+    observations: 1000,
+    fleetwatch: { cpuMicros: 1, cpuPerPoll: numbers.cpuPerPoll, cpuPerObservation: 1, cores: 0.4 },
+    redis: { cpuMicros: 1, cpuPerPoll: 20 },
+    simulator: { cpuPerPoll: 30 },
+    memory: {
+      meanRss: 300 * 2 ** 20,
+      maxRss: 380 * 2 ** 20,
+      maxRssPerThousand: (380 * 2 ** 20) / (entities / 1000),
+    },
+    latency: {
+      flips: 10,
+      delivered: 10,
+      beyondPoll: stats(25, numbers.p99),
+      changeToWebhook: stats(1000, 5000),
+    },
+    cycles: { overruns, leaseHeld: 0, staleTicks: 0, withinInterval: overruns === 0 },
+    events: 10,
+    deliveries: 10,
+    undici: { requests: 1000, errors: 0, cpuMicros: (numbers.undiciCpu ?? 20) * 1000, wallMs: 1000 },
+    fleetwatchExit: 'exit 0',
+  };
+}
+
+describe('the benchmark report', () => {
+  it('renders quiet results written before modes existed as the committed BENCHMARKS.md block', () => {
+    const json = JSON.parse(readFileSync('BENCHMARKS.json', 'utf8')) as {
+      machine: Machine;
+      results: SizeResult[];
+    };
+    const markdown = readFileSync('BENCHMARKS.md', 'utf8');
+    const block = markdown.slice(
+      markdown.indexOf(BLOCK_START),
+      markdown.indexOf(BLOCK_END) + BLOCK_END.length,
+    );
+    expect(renderBlock(json.results, json.machine)).toBe(block);
+  });
+
+  it('keeps the quiet format, without a mode column, when only quiet results ran', () => {
+    const block = renderBlock([result('40k', 'quiet', { cpuPerPoll: 190, p99: 60 })], machine);
+    expect(block).toContain('| size | vehicles + robots | cycle |');
+    expect(block).toContain('| 40k | 20,000 + 20,000 | 60 s × 2 |');
+    expect(block).not.toContain('contended');
+    expect(block).not.toContain('Quiet / contended');
+  });
+
+  it('marks each result with its mode and puts a size’s quiet and contended results side by side', () => {
+    const block = renderBlock(
+      [
+        result('1k', 'quiet', { cpuPerPoll: 210, p99: 120 }),
+        result('1k', 'contended', { cpuPerPoll: 260, p99: 300, undiciCpu: 30 }),
+        result('40k', 'quiet', { cpuPerPoll: 190, p99: 60 }),
+        result('40k', 'contended', { cpuPerPoll: 230, p99: 140 }),
+      ],
+      machine,
+    );
+    const lines = block.split('\n');
+    expect(lines).toContain(
+      '| size | mode | vehicles + robots | cycle | polls/s | CPU/poll fleetwatch | CPU/poll Redis | fleetwatch cores | p50 / p99 beyond the poll | p50 / p99 change to webhook | max RSS | RSS per 1k | cycles inside interval |',
+    );
+    const rowsOf = (prefix: string) => lines.filter((line) => line.startsWith(prefix));
+    // Each table: quiet then contended for 1k, then for 40k.
+    expect(rowsOf('| 1k | ').map((line) => line.split(' | ')[1])).toEqual([
+      'quiet',
+      'contended',
+      'quiet',
+      'contended',
+      '210 µs / 260 µs',
+    ]);
+    expect(lines).toContain('| 1k | contended | 30 µs | 8.7× | not installed | n/a | 10 of 10 | exit 0 |');
+    expect(lines).toContain(
+      '| 1k | 210 µs / 260 µs | 20 µs / 30 µs | 10.5× / 8.7× | 120 ms / 300 ms | 0 / 0 | 2,000 / 2,000 |',
+    );
+    expect(lines).toContain('| contended: p99 ≤ 150 ms beyond the poll | 140 ms | met |');
+    expect(block).toContain('pinned to CPU 1 with `taskset -c 1`');
+    expect(block).toContain('it used 0.98 of a core');
+  });
+
+  it('checks the contended targets at 40k and says by how much they were missed', () => {
+    const block = renderBlock(
+      [result('40k', 'contended', { cpuPerPoll: 230, p99: 300, overruns: 3 })],
+      machine,
+    );
+    expect(block).toContain(
+      '| contended: 40,000 entities on a 60 s cycle with one core taken, 0 overruns | 3 overruns, 0 entities skipped | **missed** by 3 overrunning jobs |',
+    );
+    expect(block).toContain(
+      '| contended: p99 ≤ 150 ms beyond the poll | 300 ms | **missed** by 100 % (300 vs 150) |',
+    );
+    expect(block).toContain(
+      'The 40,000-entity size was not run quiet, so the quiet targets were not checked.',
+    );
+    expect(block).not.toContain('≤ 300 µs fleetwatch CPU per poll');
+  });
+
+  it('says when the hog could not be pinned', () => {
+    const contended = result('1k', 'contended', { cpuPerPoll: 260, p99: 300 });
+    const block = renderBlock([{ ...contended, hog: { pinnedCpu: null, cores: 0.7 } }], machine);
+    expect(block).toContain('not pinned: taskset was missing or could not pin');
+    expect(block).toContain('The 40,000-entity size was not run, so the targets were not checked.');
+  });
+});
