@@ -2,11 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, maskConfig, parseConfig } from '../../src/config/index.js';
+import { loadConfig, maskConfig, parseConfig } from '../../src/config/index.js';
 import { registerConfigSecrets } from '../../src/config/mask.js';
 import { parseDuration } from '../../src/lib/duration.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
 import { NOTIFIER_FACTORIES } from '../../src/notifiers/receivers/kinds.js';
+import { configProblems } from '../support/config-problems.js';
 
 /** Every kind the `receivers:` schema knows, as its problem lists them. */
 const KNOWN_KINDS = NOTIFIER_FACTORIES.map((factory) => `"${factory.kind}"`).join(', ');
@@ -20,15 +21,8 @@ upstream:
   client_secret: \${FLEET_SECRET}
 `;
 
-function problemsOf(text: string, env: NodeJS.ProcessEnv = { FLEET_SECRET: 's3cr3t-value' }): string[] {
-  try {
-    parseConfig(text, 'test.yaml', env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the config to be rejected');
-}
+const problemsOf = (text: string, env: NodeJS.ProcessEnv = { FLEET_SECRET: 's3cr3t-value' }): string[] =>
+  configProblems(() => parseConfig(text, 'test.yaml', env));
 
 describe('parseConfig', () => {
   it('fills defaults, trims trailing slashes and interpolates secrets from the environment', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/config/index.js';
+import { configProblems } from '../support/config-problems.js';
 
 /** The `pollers:` section, made of the sections the poller definitions carry. */
 
@@ -12,15 +13,8 @@ upstream:
   client_secret: s3cr3t-value
 `;
 
-function problemsOf(text: string): string[] {
-  try {
-    parseConfig(BASE + text, 'test.yaml', {});
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the config to be rejected');
-}
+const problemsOf = (text: string): string[] =>
+  configProblems(() => parseConfig(BASE + text, 'test.yaml', {}));
 
 describe('the pollers config section', () => {
   it('has every poller with its defaults, in tick order', () => {

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, maskConfig, parseConfig } from '../../src/config/index.js';
+import { loadConfig, maskConfig, parseConfig } from '../../src/config/index.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
+import { configProblems } from '../support/config-problems.js';
 
 const BASE = `
 upstream:
@@ -16,15 +17,8 @@ upstream:
 
 const TOKEN = 'b6f0c1d2e3a4958677aa01bc23de45f6';
 
-function problemsOf(text: string, env: NodeJS.ProcessEnv = {}): string[] {
-  try {
-    parseConfig(text, 'test.yaml', env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the config to be rejected');
-}
+const problemsOf = (text: string, env: NodeJS.ProcessEnv = {}): string[] =>
+  configProblems(() => parseConfig(text, 'test.yaml', env));
 
 describe('the http config section', () => {
   it('defaults to loopback port 9464, on, without a token', () => {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, maskConfig, parseConfig } from '../../../../src/config/index.js';
+import { maskConfig, parseConfig } from '../../../../src/config/index.js';
 import { registerConfigSecrets } from '../../../../src/config/mask.js';
 import { SecretRegistry } from '../../../../src/log/secrets.js';
 import { retryPolicyFor } from '../../../../src/notifiers/receivers/kinds.js';
 import { pagerDutyNotifierFactory } from '../../../../src/notifiers/receivers/pagerduty/index.js';
+import { configProblems } from '../../../support/config-problems.js';
 
 const KEY = 'e93facc04764012d7bfb002500d5d1a6';
 const ENV = { FLEET_SECRET: 's3cr3t-value', PAGERDUTY_ROUTING_KEY: KEY };
@@ -23,15 +24,7 @@ function config(receiver: string) {
 }
 
 /** The problems `config check` prints, one line each. */
-function problemsOf(receiver: string): string[] {
-  try {
-    config(receiver);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected the config to be rejected');
-}
+const problemsOf = (receiver: string): string[] => configProblems(() => config(receiver));
 
 describe('pagerduty receiver config', () => {
   it('needs only a name and a routing key; the rest has documented defaults', () => {
