@@ -154,19 +154,31 @@ export class ObservationPipeline {
    * soon as no commit is under way, together with whatever arrived meanwhile. A change reaches
    * Redis (and its event the outbox) right after its own read, not after the shard's slowest
    * one, while a busy shard still batches. Errors are reported once, by `done`.
+   *
+   * Polls that changed nothing are only recorded (`touch`), and nothing waits on that record but
+   * the next cycle: they are written `chunkSize` at a time and the rest by `done`, one round trip
+   * for hundreds of polls instead of one per group commit (the most common write by far).
    */
   stream<State, Value, Options>(spec: PipelineSpec<State, Value, Options>): PipelineStream<Value> {
     const result = emptyPipelineResult();
     const all: ObservationInput<Value>[] = [];
     let queued: ObservationInput<Value>[] = [];
+    let touches: TouchItem[] = [];
     let running: Promise<void> | undefined;
     let failure: unknown;
+    const flushTouches = async (atLeast: number): Promise<void> => {
+      if (touches.length === 0 || touches.length < atLeast) return;
+      const batch = touches;
+      touches = [];
+      await this.#store.touch(batch);
+    };
     const pump = async (): Promise<void> => {
       while (queued.length > 0) {
         const batch = queued;
         queued = [];
         try {
-          await this.#commitInputs(spec, batch, result);
+          await this.#commitInputs(spec, batch, result, touches);
+          await flushTouches(this.#chunkSize);
         } catch (error) {
           failure ??= error;
         }
@@ -187,6 +199,11 @@ export class ObservationPipeline {
         while (running || queued.length > 0) {
           start();
           await running;
+        }
+        try {
+          await flushTouches(1);
+        } catch (error) {
+          failure ??= error;
         }
         result.observed = all.length;
         result.failed = all.filter((input) => !input.observation.ok).length;
@@ -214,13 +231,15 @@ export class ObservationPipeline {
     return result;
   }
 
+  /** `deferred`: collect the touches there for the caller to write, instead of writing them now. */
   async #commitInputs<State, Value, Options>(
     spec: PipelineSpec<State, Value, Options>,
     list: ReadonlyArray<ObservationInput<Value>>,
     result: PipelineResult,
+    deferred?: TouchItem[],
   ): Promise<void> {
     for (let start = 0; start < list.length; start += this.#chunkSize) {
-      await this.#runChunk(spec, list.slice(start, start + this.#chunkSize), result);
+      await this.#runChunk(spec, list.slice(start, start + this.#chunkSize), result, deferred);
     }
   }
 
@@ -228,6 +247,7 @@ export class ObservationPipeline {
     spec: PipelineSpec<State, Value, Options>,
     chunk: ReadonlyArray<ObservationInput<Value>>,
     result: PipelineResult,
+    deferred: TouchItem[] | undefined,
   ): Promise<void> {
     let pending: Pending<Value>[] = chunk.map((input) => ({ input, record: input.record }));
     for (let attempt = 1; pending.length > 0 && attempt <= this.#maxAttempts; attempt += 1) {
@@ -282,7 +302,8 @@ export class ObservationPipeline {
         });
       }
 
-      await this.#store.touch(touches);
+      if (deferred) deferred.push(...touches);
+      else await this.#store.touch(touches);
       result.unchanged += touches.length;
       const outcomes = await this.#store.commitMany(commits.map((entry) => entry.commit));
       const retry: Pending<Value>[] = [];

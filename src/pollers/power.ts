@@ -42,7 +42,7 @@ export function recheckDelay(
  */
 export const powerPoller = defineEntityPoller({
   name: 'power',
-  settings: batchSettings(30_000, 100).extend({
+  settings: batchSettings(30_000, 200).extend({
     /** A vehicle that answered 404 (not power-capable) is asked again at most this far apart. */
     unsupported_interval: durationField(1_000, 7 * 86_400_000).default(3_600_000),
     /** ... and first this long after the 404, each later re-check waiting twice as long. */

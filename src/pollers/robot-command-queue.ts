@@ -30,7 +30,7 @@ export function queuedCommands(envelope: RobotEnvelope, deviceId: string): reado
  */
 export const robotCommandQueuePoller = defineEntityPoller({
   name: 'robot_command_queue',
-  settings: batchSettings(30_000, 50),
+  settings: batchSettings(30_000, 200),
   kind: 'robot',
   facet: 'command_queue',
   detector: robotCommandQueueDetector,

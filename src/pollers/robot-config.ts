@@ -16,7 +16,7 @@ function dataOf(envelope: RobotEnvelope): unknown {
  */
 export const robotConfigPoller = defineEntityPoller({
   name: 'robot_config',
-  settings: batchSettings(300_000, 50),
+  settings: batchSettings(300_000, 200),
   kind: 'robot',
   facet: 'config',
   detector: robotConfigDetector,

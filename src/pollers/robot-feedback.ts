@@ -8,7 +8,7 @@ import { batchSettings } from './settings.js';
  */
 export const robotFeedbackPoller = defineEntityPoller({
   name: 'robot_feedback',
-  settings: batchSettings(30_000, 50),
+  settings: batchSettings(30_000, 200),
   kind: 'robot',
   facet: 'feedback',
   detector: robotFeedbackDetector,

@@ -9,7 +9,7 @@ import { batchSettings } from './settings.js';
  */
 export const robotHealthPoller = defineEntityPoller({
   name: 'robot_health',
-  settings: batchSettings(30_000, 50),
+  settings: batchSettings(30_000, 200),
   kind: 'robot',
   facet: 'health',
   detector: robotHealthDetector,

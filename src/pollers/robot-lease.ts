@@ -5,7 +5,7 @@ import { batchSettings } from './settings.js';
 /** `robot_lease`: `GET /v2/teleop-control/status` per robot → `{holderId, expiresAt}` (→ `robot.lease.changed`). */
 export const robotLeasePoller = defineEntityPoller({
   name: 'robot_lease',
-  settings: batchSettings(60_000, 50),
+  settings: batchSettings(60_000, 200),
   kind: 'robot',
   facet: 'lease',
   detector: robotLeaseDetector,

@@ -35,16 +35,16 @@ describe('the pollers config section', () => {
       power: {
         enabled: true,
         interval: 30_000,
-        batch_size: 100,
+        batch_size: 200,
         unsupported_interval: 3_600_000,
         unsupported_recheck: 60_000,
       },
       robots: { enabled: true, interval: 60_000 },
-      robot_health: { enabled: true, interval: 30_000, batch_size: 50 },
-      robot_feedback: { enabled: true, interval: 30_000, batch_size: 50 },
-      robot_lease: { enabled: true, interval: 60_000, batch_size: 50 },
-      robot_config: { enabled: true, interval: 300_000, batch_size: 50 },
-      robot_command_queue: { enabled: true, interval: 30_000, batch_size: 50 },
+      robot_health: { enabled: true, interval: 30_000, batch_size: 200 },
+      robot_feedback: { enabled: true, interval: 30_000, batch_size: 200 },
+      robot_lease: { enabled: true, interval: 60_000, batch_size: 200 },
+      robot_config: { enabled: true, interval: 300_000, batch_size: 200 },
+      robot_command_queue: { enabled: true, interval: 30_000, batch_size: 200 },
       upstream: { enabled: true, interval: 15_000 },
     });
   });

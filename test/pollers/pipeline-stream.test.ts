@@ -2,7 +2,12 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Detector } from '../../src/events/types.js';
 import { ObservationPipeline } from '../../src/pollers/observation-pipeline.js';
-import { type CommitItem, type CommitResult, SnapshotStore } from '../../src/store/snapshot-store.js';
+import {
+  type CommitItem,
+  type CommitResult,
+  SnapshotStore,
+  type TouchItem,
+} from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, uniquePrefix } from '../support/redis.js';
 
 let redis: Redis;
@@ -60,6 +65,39 @@ describe('ObservationPipeline.stream (group commit)', () => {
     expect(result).toMatchObject({ observed: 3, failed: 0, committed: 3 });
     const records = await store.read(['a', 'b', 'c'].map((id) => input(id, 0).ref));
     expect(records.map((record) => record.state)).toEqual([1, 2, 3]);
+  });
+
+  it('records unchanged polls in batches of chunkSize, and the rest when done', async () => {
+    class TouchCountingStore extends SnapshotStore {
+      readonly touches: number[] = [];
+      override async touch(items: readonly TouchItem[]): Promise<void> {
+        if (items.length > 0) this.touches.push(items.length);
+        return super.touch(items);
+      }
+    }
+    const store = new TouchCountingStore({ redis, prefix, installation: 'test' });
+    const ids = ['t1', 't2', 't3', 't4', 't5'];
+    await new ObservationPipeline({ store }).run(
+      { poller: 'test', detector: keepValue, options: undefined },
+      ids.map((id) => input(id, 7)),
+    );
+    const later = '2026-01-01T00:01:00.000Z';
+    const stream = new ObservationPipeline({ store, chunkSize: 2 }).stream({
+      poller: 'test',
+      detector: keepValue,
+      options: undefined,
+    });
+    store.touches.length = 0;
+    for (const id of ids) stream.add({ ...input(id, 7), observation: { ok: true, at: later, value: 7 } });
+    const result = await stream.done();
+
+    expect(result).toMatchObject({ observed: 5, unchanged: 5, committed: 0 });
+    // Never one write per poll: at least two at a time until the last one, written by done.
+    expect(store.touches.reduce((sum, n) => sum + n, 0)).toBe(5);
+    expect(store.touches.slice(0, -1).every((n) => n >= 2)).toBe(true);
+    const records = await store.read(ids.map((id) => input(id, 0).ref));
+    expect(records.map((record) => record.lastPolledAt)).toEqual(ids.map(() => later));
+    expect(records.map((record) => record.version)).toEqual(ids.map(() => 1));
   });
 
   it('counts failed observations once, when done', async () => {
