@@ -2,25 +2,37 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RedisClient } from '../../src/lib/redis-connection.js';
 import { type Simulator, startSimulator } from '../../src/simulator/index.js';
 import { EventLog } from '../../src/store/event-log.js';
-import { printOnFailure, ReplicaSet, removeConfigFiles, writeDaemonConfig } from './daemon-process.js';
+import { newSecret } from '../notifiers/receivers/webhook/helpers.js';
+import { reorderedEvents } from '../resilience/entity-order.js';
+import {
+  printOnFailure,
+  ReplicaSet,
+  removeConfigFiles,
+  webhookNotifications,
+  writeDaemonConfig,
+} from './daemon-process.js';
 import { deletePrefixKeys, uniquePrefix } from './redis.js';
 import {
   addQuietFleet,
   discoveredEvents,
   fleetIds,
   longLease,
+  readAllEvents,
   robotSubject,
   Scenario,
   vehicleSubject,
+  waitFor,
   waitForEntityBaseline,
   waitForHandOff,
   waitForMembershipBaseline,
   waitForPollRound,
 } from './scenario.js';
+import { WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * Guarantee 1 with three replicas polling the same fleet through one Redis: every scripted change
- * is in the event log exactly once, and nothing else is. One scenario, run against the shared
+ * is in the event log exactly once, and nothing else is; and (Guarantee 6) every event reaches a
+ * webhook receiver, each entity's in commit order. One scenario, run against the shared
  * Redis (test/system/integration/) and against a Redis Cluster (test/system/cluster/).
  *
  * The replicas start on an empty fleet and the fleet is added once their first lists are committed:
@@ -55,8 +67,11 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
     let admin: RedisClient;
     let target: ScenarioRedis;
     let replicas: ReplicaSet | undefined;
+    const secret = newSecret();
+    let receiver: WebhookReceiver;
 
     beforeAll(async () => {
+      receiver = await WebhookReceiver.start({ secret });
       // Power commands complete when the test says so (a step below), not on a timer.
       sim = await startSimulator({
         vehicles: 0,
@@ -72,6 +87,7 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
     afterAll(async () => {
       await replicas?.killAll();
       await sim?.close();
+      await receiver?.close();
       if (admin) {
         await deletePrefixKeys(admin, prefix);
         admin.disconnect();
@@ -101,7 +117,10 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
         ...(target.cluster ? { redisCluster: target.cluster } : {}),
         prefix,
         batchSize: 10,
-        ...(target.settings ? { extra: { redis: target.settings } } : {}),
+        extra: {
+          ...webhookNotifications(receiver.url, secret, '1h'),
+          ...(target.settings ? { redis: target.settings } : {}),
+        },
       });
       const set = new ReplicaSet(config);
       replicas = set;
@@ -221,6 +240,24 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
       expect(await scenario.diff()).toEqual({ missing: [], duplicated: [], unexpected: [] });
       // ...and each of them went on to the events queue (the notification path) too.
       await waitForHandOff(admin, log, prefix, { timeoutMs: 20_000 });
+      // ...and through the notification step to the receiver, each entity's in commit order.
+      const entries = await readAllEvents(log);
+      await waitFor(
+        'every logged event at the webhook receiver',
+        async () =>
+          new Set(receiver.accepted().flatMap((delivery) => delivery.events.map((event) => event.id))),
+        (delivered) => {
+          const missing = entries.filter(({ event }) => !delivered.has(event.id));
+          return missing.length === 0
+            ? undefined
+            : `${missing.length} not delivered (${missing
+                .slice(0, 5)
+                .map(({ event }) => `${event.type} ${event.subject}`)
+                .join(', ')})`;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(reorderedEvents(entries, receiver.accepted())).toEqual([]);
       expect(set.crashed.map((daemon) => daemon.name)).toEqual([]);
     });
 
