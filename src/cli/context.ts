@@ -1,7 +1,12 @@
-import type { Redis } from 'ioredis';
 import { type Config, loadConfig } from '../config/index.js';
-import { maskUrlPassword } from '../config/mask.js';
-import { closeQuietly, createProducerConnection, waitForReady } from '../lib/redis-connection.js';
+import { describeRedisTarget } from '../config/mask.js';
+import {
+  closeQuietly,
+  createProducerConnection,
+  type RedisClient,
+  redisEndpoint,
+  waitForReady,
+} from '../lib/redis-connection.js';
 import { classifyRedisError, describeRefusal } from '../lib/redis-health.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { secrets } from '../log/secrets.js';
@@ -73,11 +78,11 @@ export class CliContext {
    * and a configuration error (exit 2) when it refuses the credentials of `redis.url` (a wrong
    * password, none where one is needed, or an ACL that denies the user a command).
    */
-  async withRedis<T>(use: (redis: Redis, config: Config) => Promise<T>): Promise<T> {
+  async withRedis<T>(use: (redis: RedisClient, config: Config) => Promise<T>): Promise<T> {
     const config = this.config();
-    const target = maskUrlPassword(config.redis.url);
+    const target = describeRedisTarget(config.redis);
     const refused = (error: unknown) => classifyRedisError(error) === 'authentication';
-    const redis = createProducerConnection(config.redis.url, {
+    const redis = createProducerConnection(redisEndpoint(config.redis), {
       name: 'fleetwatch-cli',
       logger: this.logger(),
     });
@@ -86,7 +91,9 @@ export class CliContext {
         await waitForReady(redis, { timeoutMs: 5_000, signal: this.io.signal, failOn: refused });
       } catch (error) {
         if (refused(error)) throw new CommandError(describeRefusal(error, target), ExitCode.usage);
-        throw new Error(`cannot reach Redis at ${target} (redis.url); is it running?`);
+        throw new Error(
+          `cannot reach Redis at ${target} (${config.redis.cluster ? 'redis.cluster' : 'redis.url'}); is it running?`,
+        );
       }
       return await use(redis, config);
     } catch (error) {

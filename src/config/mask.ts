@@ -7,7 +7,13 @@ export function maskConfig(config: Config): Config {
   return {
     ...config,
     upstream: { ...config.upstream, client_secret: REDACTED },
-    redis: { ...config.redis, url: maskUrlPassword(config.redis.url) },
+    redis: {
+      ...config.redis,
+      url: maskUrlPassword(config.redis.url),
+      ...(config.redis.cluster
+        ? { cluster: { nodes: config.redis.cluster.nodes.map(maskUrlPassword) } }
+        : {}),
+    },
     receivers: maskReceivers(config.receivers),
     http: {
       ...config.http,
@@ -25,6 +31,7 @@ export function maskConfig(config: Config): Config {
 export function registerConfigSecrets(config: Config, registry: SecretRegistry): void {
   registry.add(config.upstream.client_secret);
   registry.add(urlPassword(config.redis.url));
+  for (const node of config.redis.cluster?.nodes ?? []) registry.add(urlPassword(node));
   registry.add(config.http.api_token);
   for (const entry of config.http.tokens) registry.add(entry.token);
   for (const secret of receiverSecrets(config.receivers)) registry.add(secret);
@@ -36,6 +43,16 @@ function urlPassword(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Where Redis is, for people: the URL, or `cluster <url>, <url>, …`; passwords masked. */
+export function describeRedisTarget(redis: {
+  url: string;
+  cluster?: { nodes: readonly string[] } | undefined;
+}): string {
+  return redis.cluster
+    ? `cluster ${redis.cluster.nodes.map(maskUrlPassword).join(', ')}`
+    : maskUrlPassword(redis.url);
 }
 
 export function maskUrlPassword(url: string): string {

@@ -11,9 +11,28 @@ const redisUrl = z.string().refine((value) => /^rediss?:\/\//.test(value), {
   error: 'must be a redis:// or rediss:// URL',
 });
 
+const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** A Redis Cluster: the seed nodes (any of its masters or replicas; the rest are discovered). */
+const redisClusterSchema = z
+  .object({
+    nodes: z
+      .array(
+        redisUrl.refine((value) => /^rediss?:\/\/[^/]*(\/0?)?$/.test(value), {
+          error: 'a Redis Cluster has only database 0: give the node URL without a database number',
+        }),
+      )
+      .min(1, { error: 'expected at least one node URL, like redis://10.0.0.1:6379' })
+      .max(64, { error: 'expected at most 64 seed node URLs (the others are discovered)' }),
+  })
+  .strict();
+
 export const redisSchema = z
   .object({
-    url: redisUrl.default('redis://127.0.0.1:6379'),
+    /** One Redis server. Not together with `cluster`. */
+    url: redisUrl.optional(),
+    /** A Redis Cluster in place of `url`: every connection becomes a cluster client. */
+    cluster: redisClusterSchema.optional(),
     prefix: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/, {
@@ -21,7 +40,23 @@ export const redisSchema = z
       })
       .default('fw'),
   })
-  .strict();
+  .strict()
+  .superRefine((value, ctx) => {
+    if (value.url !== undefined && value.cluster !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cluster'],
+        message: 'set either redis.url (one server) or redis.cluster (a Redis Cluster), not both',
+      });
+    }
+  })
+  // `url` keeps its default when no cluster is given (and names the first seed node when one is,
+  // for messages that name "the" Redis).
+  .transform(({ url, cluster, ...rest }) => ({
+    ...rest,
+    url: url ?? cluster?.nodes[0] ?? DEFAULT_REDIS_URL,
+    ...(cluster ? { cluster } : {}),
+  }));
 
 export const logSchema = z
   .object({

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
-import { maskUrlPassword } from '../config/mask.js';
+import { describeRedisTarget } from '../config/mask.js';
 import type { ReloadResult } from '../config/reload.js';
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
@@ -12,6 +12,7 @@ import {
   closeQuietly,
   createProducerConnection,
   createWorkerConnection,
+  redisEndpoint,
   waitForReady,
 } from '../lib/redis-connection.js';
 import { RedisHealth } from '../lib/redis-health.js';
@@ -160,26 +161,27 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   const logger = options.logger;
   const now = options.now ?? Date.now;
   const prefix = config.redis.prefix;
-  const url = config.redis.url;
+  const endpoint = redisEndpoint(config.redis);
+  const target = describeRedisTarget(config.redis);
   const takeover = config.worker.takeover_after;
   const metrics = options.metrics ?? metricsFor(config, { now, logger });
 
   // Built first, started below in the order of `components`: nothing consumes or serves yet.
-  const producer = createProducerConnection(url, { name: 'producer', logger });
+  const producer = createProducerConnection(endpoint, { name: 'producer', logger });
   // Does Redis take writes? Logs an outage once (and its end), feeds /readyz and the metrics.
   const redisHealth = new RedisHealth({
     redis: producer,
     key: storeKeys(prefix).healthCheck,
-    target: maskUrlPassword(url),
+    target,
     logger,
     onState: metrics.hooks.redis,
   });
   // The store's own: BullMQ defines its scripts on the connection its queues use, and ioredis
   // copies every defined script onto each pipeline it builds. The store builds a pipeline or more
   // per group commit; on the queues' connection that copying was a tenth of a poll's CPU.
-  const storeConnection = createProducerConnection(url, { name: 'store', logger });
-  const pollConnection = createWorkerConnection(url, { name: 'poll-worker', logger });
-  const eventsConnection = createWorkerConnection(url, { name: 'events-worker', logger });
+  const storeConnection = createProducerConnection(endpoint, { name: 'store', logger });
+  const pollConnection = createWorkerConnection(endpoint, { name: 'poll-worker', logger });
+  const eventsConnection = createWorkerConnection(endpoint, { name: 'events-worker', logger });
   const abort = new AbortController();
   // Every upstream read under way listens to it: far more than the default 10 listeners.
   setMaxListeners(0, abort.signal);
@@ -454,7 +456,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   logger.info(
     {
       installation: config.installation,
-      redis: maskUrlPassword(url),
+      redis: target,
       prefix,
       pollers: describePollers(config),
       concurrency: config.worker.concurrency,

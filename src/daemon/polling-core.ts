@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { CountingSnapshotStore } from '../metrics/index.js';
 import { combineHooks, PollCounters, type PollHooks } from '../pollers/outcome.js';
 import { PollRunner } from '../pollers/runner.js';
@@ -27,7 +27,7 @@ import { createUpstream, type Upstream } from '../upstream/index.js';
 export interface PollingCoreOptions {
   config: Config;
   /** A producer connection for the store, leases and windows; not closed here. */
-  redis: Redis;
+  redis: RedisClient;
   logger: Logger;
   /** Clock for ticks, observations and windows. */
   now: () => number;

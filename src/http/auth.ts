@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { HttpConfig } from '../config/schema.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { checkCsrfToken, checkOrigin, isUnsafe } from './csrf.js';
 import { ApiError, sendApiError, unavailable } from './errors.js';
 import { FailedLogins } from './login-limit.js';
@@ -117,7 +117,7 @@ function unauthorized(
 export interface GuardOptions {
   http: Pick<HttpConfig, 'api_token' | 'tokens' | 'cors' | 'session_ttl'>;
   /** Where sessions are kept (a producer connection) and under which key prefix. */
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
 }
 

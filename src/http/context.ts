@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ReloadResult } from '../config/reload.js';
 import type { Config } from '../config/schema.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import type { RedisHealth } from '../lib/redis-health.js';
 import type { EventLog } from '../store/event-log.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
@@ -45,7 +45,7 @@ export interface HttpServerOptions {
    * letters, the event log (each SSE stream duplicates it for its blocking reads), PING. Not closed
    * by the server.
    */
-  redis: Redis;
+  redis: RedisClient;
   store: SnapshotStore;
   /**
    * The Redis health check `/readyz` asks (the daemon's, which also logs outages). Without it the

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { TOKEN_ROLES } from '../config/schema.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { storeKeys } from '../store/keys.js';
 import type { Principal, TokenTable } from './tokens.js';
 
@@ -51,7 +51,7 @@ function randomId(): string {
 }
 
 export interface SessionStoreOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   ttlMs: number;
   tokens: TokenTable;
@@ -65,7 +65,7 @@ function sha256(id: string): string {
 }
 
 export class SessionStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: ReturnType<typeof storeKeys>;
   readonly #tokens: TokenTable;
   readonly #now: () => number;

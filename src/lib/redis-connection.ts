@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { secrets } from '../log/secrets.js';
 
@@ -14,7 +14,59 @@ import { secrets } from '../log/secrets.js';
  * back is survived; errors are handled (never thrown at the process as an unhandled `error` event)
  * and logged at debug, once per outage and connection: the Redis health check (redis-health.ts)
  * is the one voice of an outage at warn, so a dozen connections do not say it a dozen times.
+ *
+ * The endpoint is one server (`redis.url`) or a Redis Cluster (`redis.cluster.nodes`): then every
+ * connection is an ioredis `Cluster` with the same role options on each node's connection. Code
+ * that only sends commands takes a `RedisClient`, which is either.
  */
+
+/** A Redis we talk to: one server, or a Redis Cluster (commands are routed by their keys' slot). */
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: one server's URL, or the seed nodes of a Redis Cluster. */
+export type RedisEndpoint = string | { readonly cluster: readonly string[] };
+
+/** The endpoint the `redis` config section names: `cluster.nodes` when set, else `url`. */
+export function redisEndpoint(config: {
+  readonly url: string;
+  readonly cluster?: { readonly nodes: readonly string[] } | undefined;
+}): RedisEndpoint {
+  return config.cluster ? { cluster: config.cluster.nodes } : config.url;
+}
+
+/** The URLs of an endpoint (one, or every seed node). */
+export function endpointUrls(endpoint: RedisEndpoint): readonly string[] {
+  return typeof endpoint === 'string' ? [endpoint] : endpoint.cluster;
+}
+
+export function isCluster(redis: RedisClient): redis is Cluster {
+  return redis instanceof Cluster;
+}
+
+/**
+ * The connections a command for every key must go to: each master of a Cluster (SCAN, KEYS and
+ * INFO see only the node they are sent to), or the one server.
+ */
+export function masters(redis: RedisClient): Redis[] {
+  return isCluster(redis) ? redis.nodes('master') : [redis];
+}
+
+/**
+ * Every key matching `pattern` (SCAN MATCH, `COUNT` per call), on every master of a Cluster.
+ * Keys are read in batches; a key written meanwhile may or may not be seen (SCAN's rule).
+ */
+export async function scanKeys(redis: RedisClient, pattern: string, count = 1_000): Promise<string[]> {
+  const found: string[] = [];
+  for (const node of masters(redis)) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      cursor = next;
+      found.push(...keys);
+    } while (cursor !== '0');
+  }
+  return found;
+}
 
 export type ConnectionRole = 'worker' | 'producer';
 
@@ -66,7 +118,7 @@ function baseOptions(role: ConnectionRole, options: ConnectionOptions): RedisOpt
  * Logs (at debug) the first error of an outage and the recovery of one connection; never lets
  * `error` go unhandled.
  */
-export function attachErrorLogging(redis: Redis, label: string, logger?: Logger): void {
+export function attachErrorLogging(redis: RedisClient, label: string, logger?: Logger): void {
   let failing = false;
   redis.on('error', (error: Error) => {
     if (failing) return;
@@ -103,21 +155,88 @@ export function throttledWarn(
   };
 }
 
-function create(role: ConnectionRole, url: string, options: ConnectionOptions): Redis {
-  rememberPassword(url);
-  const redis = new Redis(url, baseOptions(role, options));
+/**
+ * What every node connection of a Cluster is given: the credentials and TLS of the first seed URL
+ * (a Cluster's nodes share them; the nodes it discovers are given no URL of their own) and the
+ * role's options. The Cluster itself reconnects (`clusterRetryStrategy`) and queues offline.
+ */
+function nodeCredentials(url: string): RedisOptions {
+  try {
+    const parsed = new URL(url);
+    return {
+      ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+      ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+      ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    };
+  } catch {
+    return {};
+  }
+}
+
+function clusterOptions(
+  role: ConnectionRole,
+  nodes: readonly string[],
+  options: ConnectionOptions,
+): ClusterOptions {
+  const { lazyConnect, retryStrategy: _perNode, ...node } = baseOptions(role, options);
+  return {
+    lazyConnect: lazyConnect ?? false,
+    enableOfflineQueue: node.enableOfflineQueue ?? true,
+    clusterRetryStrategy: (times) => retryDelay(times),
+    redisOptions: { ...nodeCredentials(nodes[0] ?? ''), ...node },
+  };
+}
+
+function create(role: ConnectionRole, endpoint: RedisEndpoint, options: ConnectionOptions): RedisClient {
+  for (const url of endpointUrls(endpoint)) rememberPassword(url);
+  const redis =
+    typeof endpoint === 'string'
+      ? new Redis(endpoint, baseOptions(role, options))
+      : new Cluster([...endpoint.cluster], clusterOptions(role, endpoint.cluster, options));
   attachErrorLogging(redis, options.name ?? role, options.logger);
   return redis;
 }
 
 /** For BullMQ workers and blocking reads: `maxRetriesPerRequest: null`. */
-export function createWorkerConnection(url: string, options: ConnectionOptions = {}): Redis {
-  return create('worker', url, options);
+export function createWorkerConnection(url: string, options?: ConnectionOptions): Redis;
+export function createWorkerConnection(endpoint: RedisEndpoint, options?: ConnectionOptions): RedisClient;
+export function createWorkerConnection(
+  endpoint: RedisEndpoint,
+  options: ConnectionOptions = {},
+): RedisClient {
+  return create('worker', endpoint, options);
 }
 
 /** For queues (producers), the snapshot store and leases: `enableOfflineQueue: false`, fails fast. */
-export function createProducerConnection(url: string, options: ConnectionOptions = {}): Redis {
-  return create('producer', url, options);
+export function createProducerConnection(url: string, options?: ConnectionOptions): Redis;
+export function createProducerConnection(endpoint: RedisEndpoint, options?: ConnectionOptions): RedisClient;
+export function createProducerConnection(
+  endpoint: RedisEndpoint,
+  options: ConnectionOptions = {},
+): RedisClient {
+  return create('producer', endpoint, options);
+}
+
+/**
+ * A copy of `redis` (same server or Cluster, same credentials) with `overrides` on its connection
+ * (on each node's connection for a Cluster, whose own `enableOfflineQueue` and `lazyConnect`
+ * follow them).
+ */
+export function duplicateWith(redis: Redis, overrides: RedisOptions): Redis;
+export function duplicateWith(redis: RedisClient, overrides: RedisOptions): RedisClient;
+export function duplicateWith(redis: RedisClient, overrides: RedisOptions): RedisClient {
+  if (!isCluster(redis)) return redis.duplicate(overrides);
+  const { lazyConnect, enableOfflineQueue, enableReadyCheck, retryStrategy: _perNode, ...node } = overrides;
+  return redis.duplicate([], {
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(enableReadyCheck === undefined ? {} : { enableReadyCheck }),
+    redisOptions: {
+      ...redis.options.redisOptions,
+      ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+      ...node,
+    },
+  });
 }
 
 /**
@@ -125,8 +244,10 @@ export function createProducerConnection(url: string, options: ConnectionOptions
  * XREADGROUP/XREAD BLOCK loops that must not stall the shared connection. Offline queue off, so a
  * loop sees failures at once and applies its own back-off; wait for `ready` with `waitForReady`.
  */
-export function duplicateForBlocking(redis: Redis, name: string, logger?: Logger): Redis {
-  const copy = redis.duplicate({
+export function duplicateForBlocking(redis: Redis, name: string, logger?: Logger): Redis;
+export function duplicateForBlocking(redis: RedisClient, name: string, logger?: Logger): RedisClient;
+export function duplicateForBlocking(redis: RedisClient, name: string, logger?: Logger): RedisClient {
+  const copy = duplicateWith(redis, {
     connectionName: `fleetwatch:${name}`,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
@@ -143,7 +264,7 @@ export function duplicateForBlocking(redis: Redis, name: string, logger?: Logger
  * refused password will not cure itself). Other reconnect attempts in between do not reject.
  */
 export function waitForReady(
-  redis: Redis,
+  redis: RedisClient,
   options: { timeoutMs?: number; signal?: AbortSignal; failOn?: (error: Error) => boolean } = {},
 ): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
@@ -197,12 +318,12 @@ export function waitForReady(
  * when QUIT does not answer in time) a hard disconnect. Safe to call twice.
  */
 export async function closeQuietly(
-  connections: Redis | undefined | ReadonlyArray<Redis | undefined>,
+  connections: RedisClient | undefined | ReadonlyArray<RedisClient | undefined>,
   graceMs = 1_000,
 ): Promise<void> {
   const list = Array.isArray(connections) ? connections : [connections];
   await Promise.all(
-    list.map(async (redis: Redis | undefined) => {
+    list.map(async (redis: RedisClient | undefined) => {
       if (!redis || redis.status === 'end') return;
       if (redis.status !== 'ready') {
         redis.disconnect();

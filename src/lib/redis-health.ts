@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { secrets } from '../log/secrets.js';
 import { CachedLoader, LateError } from './cached-loader.js';
-import { retryDelay } from './redis-connection.js';
+import { duplicateWith, type RedisClient, retryDelay } from './redis-connection.js';
 
 /**
  * Whether Redis takes fleetwatch's writes, told by ONE check: a real write (`SET <key> <time> PX`)
@@ -88,7 +87,7 @@ export function describeRefusal(error: unknown, target: string): string {
 
 export interface RedisHealthOptions {
   /** A connection to copy (same server and credentials); the check opens one of its own. */
-  redis: Redis;
+  redis: RedisClient;
   /** The key the write check sets (`storeKeys(prefix).healthCheck`). */
   key: string;
   /** How Redis is named in log lines: `redis.url` with its password masked. */
@@ -121,7 +120,7 @@ interface Outage {
 
 export class RedisHealth {
   readonly #options: RedisHealthOptions;
-  readonly #connection: Redis;
+  readonly #connection: RedisClient;
   readonly #loader: CachedLoader<RedisCheck>;
   readonly #now: () => number;
   /** The last error of the connection since it was last ready (why a write could not be sent). */
@@ -133,7 +132,7 @@ export class RedisHealth {
   constructor(options: RedisHealthOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
-    this.#connection = options.redis.duplicate({
+    this.#connection = duplicateWith(options.redis, {
       connectionName: 'fleetwatch:health',
       lazyConnect: false,
       enableOfflineQueue: false,
@@ -280,7 +279,7 @@ function iso(ms: number): string {
 }
 
 /** Resolves once `redis` is ready; rejects with its first error, or after `timeoutMs`. */
-function settled(redis: Redis, timeoutMs: number): Promise<void> {
+function settled(redis: RedisClient, timeoutMs: number): Promise<void> {
   if (redis.status === 'end') return Promise.reject(new Error('the connection closed'));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => done(new Error('Command timed out')), timeoutMs);

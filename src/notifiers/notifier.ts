@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { entityOf } from '../events/describe.js';
 import type { FleetEvent, Severity } from '../events/types.js';
 import { durationField } from '../lib/fields.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import type { RetryPolicy, RetryPolicyOverrides } from '../lib/retry-policy.js';
 import { truncate } from '../lib/text.js';
 import type { Logger } from '../log/logger.js';
@@ -81,7 +81,7 @@ export interface NotifierDeps {
  * Every replica's notifier of the receiver sees the same key.
  */
 export interface ReceiverRedis {
-  connection: Redis;
+  connection: RedisClient;
   key: string;
 }
 

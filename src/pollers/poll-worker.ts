@@ -1,6 +1,6 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { QUEUE_NAMES } from '../queues/names.js';
 import { logWorkerEvents } from '../queues/worker-log.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../store/keys.js';
@@ -13,7 +13,7 @@ export type PollWorker = Worker<PollJobData, PollOutcome, string>;
 
 export interface PollWorkerOptions {
   /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed by the worker. */
-  connection: Redis;
+  connection: RedisClient;
   prefix?: string;
   runner: PollRunner;
   /** Poll jobs run at once (`worker.concurrency`). */

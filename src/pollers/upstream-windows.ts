@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { UpstreamWindow } from '../events/detectors/upstream-health.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from '../store/keys.js';
 import type { SnapshotRef } from '../store/snapshot-store.js';
 import type { RequestInfo, RequestObserver } from '../upstream/http.js';
@@ -72,7 +72,7 @@ export function upstreamRef(name: string): SnapshotRef {
 
 export interface UpstreamWindowsOptions {
   /** A producer connection; not closed here. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   windowMs: number;
   now?: () => number;
@@ -87,7 +87,7 @@ const KEEP_WINDOWS = 10;
 export class UpstreamWindows {
   readonly windowMs: number;
   readonly keys: StoreKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #now: () => number;
   readonly #logger: Logger | undefined;
   readonly #flushEveryMs: number;

@@ -1,13 +1,12 @@
 import { type DefaultJobOptions, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { throttledWarn } from '../lib/redis-connection.js';
+import { type RedisClient, throttledWarn } from '../lib/redis-connection.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../store/keys.js';
 
 /** Where a queue lives; every queue of fleetwatch is made from these. */
 export interface QueueOptions {
   /** A producer connection (shared: the queue does not close it). */
-  connection: Redis;
+  connection: RedisClient;
   prefix?: string;
   logger?: Logger;
 }

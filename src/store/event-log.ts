@@ -1,8 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../events/types.js';
-import { closeQuietly, duplicateForBlocking, retryDelay, waitForReady } from '../lib/redis-connection.js';
+import {
+  closeQuietly,
+  duplicateForBlocking,
+  type RedisClient,
+  retryDelay,
+  waitForReady,
+} from '../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from './keys.js';
 import {
   fieldsToRecord,
@@ -69,7 +74,7 @@ export interface EventTail extends AsyncIterableIterator<EventLogEntry> {
 
 export interface EventLogOptions {
   /** Used for range/count; a tail duplicates it for its blocking reads. Not closed by the log. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   logger?: Logger;
 }
@@ -133,7 +138,7 @@ function startBound(since: string): string {
 
 export class EventLog {
   readonly keys: StoreKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #logger: Logger | undefined;
 
   constructor(options: EventLogOptions) {

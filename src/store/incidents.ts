@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { CATALOGUE, catalogueEntry, EVENT, isFleetEventType } from '../events/catalogue.js';
 import { incidentStart } from '../events/incident-ref.js';
 import type { FleetEvent, Severity } from '../events/types.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from './keys.js';
 import { type LuaScript, runScript } from './scripts.js';
 
@@ -354,9 +354,9 @@ export interface OpenIncidents {
 /** Reads the incident records (written only by the commit and reset scripts). */
 export class IncidentStore {
   readonly keys: StoreKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
-  constructor(options: { redis: Redis; prefix?: string }) {
+  constructor(options: { redis: RedisClient; prefix?: string }) {
     this.#redis = options.redis;
     this.keys = storeKeys(options.prefix);
   }

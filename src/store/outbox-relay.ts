@@ -2,10 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../events/types.js';
-import { closeQuietly, duplicateForBlocking, retryDelay, waitForReady } from '../lib/redis-connection.js';
+import {
+  closeQuietly,
+  duplicateForBlocking,
+  type RedisClient,
+  retryDelay,
+  waitForReady,
+} from '../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from './keys.js';
 import {
   fieldsToRecord,
@@ -33,7 +38,7 @@ export interface OutboxRelayHooks {
 
 export interface OutboxRelayOptions {
   /** Template connection: the relay duplicates it for its own blocking reads and closes the copy on `stop`. */
-  redis: Redis;
+  redis: RedisClient;
   /** The BullMQ `events` queue (see `createEventsQueue`); not closed by the relay. */
   queue: Queue<FleetEvent, unknown, string>;
   prefix?: string;
@@ -69,7 +74,7 @@ export class OutboxRelay {
   readonly #claimIdleMs: number;
   readonly #claimIntervalMs: number;
   readonly #logger: Logger | undefined;
-  #reader: Redis | undefined;
+  #reader: RedisClient | undefined;
   #controller = new AbortController();
   #loop: Promise<void> | undefined;
   #groupReady = false;
@@ -133,7 +138,7 @@ export class OutboxRelay {
     this.#groupReady = false;
   }
 
-  async #run(reader: Redis, markStarted: () => void): Promise<void> {
+  async #run(reader: RedisClient, markStarted: () => void): Promise<void> {
     const signal = this.#controller.signal;
     let failures = 0;
     // Our own pending entries (after a failed batch) are re-read before new ones.
@@ -168,7 +173,7 @@ export class OutboxRelay {
     }
   }
 
-  async #ensureGroup(reader: Redis): Promise<void> {
+  async #ensureGroup(reader: RedisClient): Promise<void> {
     try {
       await reader.xgroup('CREATE', this.keys.outbox, this.#group, '0', 'MKSTREAM');
     } catch (error) {
@@ -181,7 +186,7 @@ export class OutboxRelay {
    * One XREADGROUP: new entries (`>`, blocking up to `blockMs`), or this consumer's own pending
    * ones (`0`, never blocking: they are there or not).
    */
-  async #read(reader: Redis, which: 'new' | 'own-pending'): Promise<RawStreamEntry[]> {
+  async #read(reader: RedisClient, which: 'new' | 'own-pending'): Promise<RawStreamEntry[]> {
     const block = which === 'new' ? ['BLOCK', this.#blockMs] : [];
     const reply = (await reader.xreadgroup(
       'GROUP',
@@ -199,7 +204,7 @@ export class OutboxRelay {
   }
 
   /** Takes over entries left pending (idle ≥ claimIdleMs) by any consumer, and relays them. */
-  async #reclaim(reader: Redis): Promise<void> {
+  async #reclaim(reader: RedisClient): Promise<void> {
     let cursor = '0-0';
     // Bounded so a huge backlog of stale entries does not starve new events.
     for (let round = 0; round < 10; round += 1) {
@@ -225,7 +230,7 @@ export class OutboxRelay {
     }
   }
 
-  async #deliver(reader: Redis, entries: readonly RawStreamEntry[]): Promise<void> {
+  async #deliver(reader: RedisClient, entries: readonly RawStreamEntry[]): Promise<void> {
     const jobs: Array<{ name: string; data: FleetEvent; opts: { jobId: string } }> = [];
     const rejected: Array<{ streamId: string; fields: string[]; reason: string }> = [];
     for (const [streamId, fields] of entries) {
@@ -277,7 +282,7 @@ export class OutboxRelay {
   }
 
   /** Removes this consumer from the group on a clean stop, but only when it holds nothing pending. */
-  async #forgetConsumer(reader: Redis): Promise<void> {
+  async #forgetConsumer(reader: RedisClient): Promise<void> {
     try {
       if (reader.status !== 'ready') return;
       const pending = (await reader.xpending(

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
 import { type LuaScript, runScript } from './scripts.js';
 
@@ -56,7 +56,7 @@ export const EXTEND_SCRIPT: LuaScript = { name: 'fleetwatchLeaseExtend', lua: EX
 
 export interface PollLeasesOptions {
   /** A producer connection; not closed by this class. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
 }
 
@@ -70,7 +70,7 @@ function checkOwner(owner: string): void {
 
 export class PollLeases {
   readonly keys: StoreKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
 
   constructor(options: PollLeasesOptions) {
     this.#redis = options.redis;

@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../lib/redis-connection.js';
 
 /**
  * Lua scripts as ioredis custom commands: EVALSHA after the first call, transparent reload on
@@ -23,7 +24,7 @@ function lookup<R>(target: object, name: string): ScriptFn<R> {
 }
 
 /** Defines `script` on `redis` unless it already is. */
-export function defineScript(redis: Redis, script: LuaScript): void {
+export function defineScript(redis: RedisClient, script: LuaScript): void {
   if (typeof (redis as unknown as Record<string, unknown>)[script.name] === 'function') return;
   redis.defineCommand(
     script.name,
@@ -35,7 +36,7 @@ export function defineScript(redis: Redis, script: LuaScript): void {
 
 /** Runs a defined script: `keys` then `args` (with the key count first when it is variable). */
 export function runScript(
-  redis: Redis,
+  redis: RedisClient,
   script: LuaScript,
   keys: readonly string[],
   args: readonly ScriptArg[],

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { COMMIT_SCRIPT, type CommitKeys, parseCommitReply, SNAPSHOT_FIELDS } from './commit-script.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, incidentOps } from './incidents.js';
@@ -86,7 +86,7 @@ export type CommitResult =
 
 export interface SnapshotStoreOptions {
   /** A producer-style connection (see `createProducerConnection`); the store does not close it. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** Becomes the events' `source`: `fleetwatch/<installation>`. */
   installation: string;
@@ -188,7 +188,7 @@ export interface EventsItem {
 
 export class SnapshotStore {
   readonly keys: StoreKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #source: string;
   readonly #cap: number;
   readonly #guard: StoreGuard | undefined;

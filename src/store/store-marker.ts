@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { draft, EVENT } from '../events/catalogue.js';
 import { toFleetEvent } from '../events/cloud-event.js';
 import type { FleetEvent } from '../events/types.js';
+import type { RedisClient } from '../lib/redis-connection.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { type IncidentRecord, incidentField, recordFields } from './incidents.js';
 import { type StoreKeys, storeKeys } from './keys.js';
@@ -146,7 +146,7 @@ return {1, carried}
 export const STORE_SUBJECT_ID = 'redis';
 
 export interface StoreMarkerOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** Becomes the event's `source`: `fleetwatch/<installation>`. */
   installation: string;
@@ -159,7 +159,7 @@ export function newEpoch(): string {
 
 export class StoreMarker {
   readonly keys: StoreKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #source: string;
   readonly #cap: number;
 

@@ -89,6 +89,32 @@ describe('parseConfig', () => {
     ]);
   });
 
+  it('takes a Redis Cluster in place of one server, and refuses both or a database number', () => {
+    const cluster = `${VALID}redis:\n  cluster:\n    nodes: [redis://:pw-of-the-cluster@10.0.0.1:7000, redis://10.0.0.2:7000]\n`;
+    const config = parseConfig(cluster, 'test.yaml', { FLEET_SECRET: 's3cr3t-value' });
+    expect(config.redis.cluster?.nodes).toEqual([
+      'redis://:pw-of-the-cluster@10.0.0.1:7000',
+      'redis://10.0.0.2:7000',
+    ]);
+    expect(JSON.stringify(maskConfig(config))).not.toContain('pw-of-the-cluster');
+    const registry = new SecretRegistry();
+    registerConfigSecrets(config, registry);
+    expect(registry.scrub('auth pw-of-the-cluster')).toBe('auth [REDACTED]');
+    expect(
+      problemsOf(
+        `${VALID}redis:\n  url: redis://10.0.0.1:6379\n  cluster:\n    nodes: [redis://10.0.0.1:7000]\n`,
+      ),
+    ).toEqual([
+      'redis.cluster: set either redis.url (one server) or redis.cluster (a Redis Cluster), not both',
+    ]);
+    expect(problemsOf(`${VALID}redis:\n  cluster:\n    nodes: [redis://10.0.0.1:7000/2]\n`)).toEqual([
+      'redis.cluster.nodes[0]: a Redis Cluster has only database 0: give the node URL without a database number',
+    ]);
+    expect(problemsOf(`${VALID}redis:\n  cluster:\n    nodes: []\n`)).toEqual([
+      'redis.cluster.nodes: expected at least one node URL, like redis://10.0.0.1:6379',
+    ]);
+  });
+
   it('says which environment variable is missing, for which field', () => {
     expect(problemsOf(VALID, {})).toEqual([
       'upstream.client_secret: environment variable FLEET_SECRET is not set',

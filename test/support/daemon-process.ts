@@ -29,6 +29,8 @@ export interface DaemonConfigOptions {
   /** Simulator URL: base_url, robot_base_url and auth_url at once. */
   upstreamUrl: string;
   redisUrl: string;
+  /** A Redis Cluster's seed nodes: `redis.cluster.nodes` in place of `redis.url`. */
+  redisCluster?: readonly string[];
   prefix: string;
   installation?: string;
   /** Interval of every poller (default `1s`). */
@@ -72,7 +74,9 @@ export function daemonConfig(options: DaemonConfigOptions): Record<string, unkno
       client_secret: 'demo-secret',
       http: { request_timeout: '2s', retry_base_delay: '10ms', retry_max_delay: '100ms' },
     },
-    redis: { url: options.redisUrl, prefix: options.prefix },
+    redis: options.redisCluster
+      ? { cluster: { nodes: [...options.redisCluster] }, prefix: options.prefix }
+      : { url: options.redisUrl, prefix: options.prefix },
     pollers,
     worker: { concurrency: options.concurrency ?? 8, shutdown_grace: options.shutdownGrace ?? '5s' },
     detectors: {

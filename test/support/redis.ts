@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { inject } from 'vitest';
+import { isCluster, type RedisClient, scanKeys } from '../../src/lib/redis-connection.js';
 
 /** The Redis URL from the global setup; fails the test with the setup's explanation when there is none. */
 export function redisUrl(): string {
@@ -21,15 +22,22 @@ export function connect(options: RedisOptions = {}): Redis {
   return redis;
 }
 
-/** Deletes every key under `{prefix}` (SCAN MATCH + UNLINK). Never FLUSHDB: the server is shared. */
-export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<number> {
-  let cursor = '0';
+/**
+ * Deletes every key under `{prefix}` (and its shard tags `{prefix.<n>-<salt>}`): SCAN MATCH on every
+ * master + UNLINK. Never FLUSHDB: the server is shared.
+ */
+export async function deletePrefixKeys(redis: RedisClient, prefix: string): Promise<number> {
+  const keys = [...(await scanKeys(redis, `{${prefix}}*`)), ...(await scanKeys(redis, `{${prefix}.*`))];
   let deleted = 0;
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `{${prefix}}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await redis.unlink(...keys);
-  } while (cursor !== '0');
+  // A Cluster refuses one UNLINK of keys in several slots: one key a command there.
+  const batch = isCluster(redis) ? 1 : 1_000;
+  for (let at = 0; at < keys.length; at += batch * 50) {
+    const slices: string[][] = [];
+    for (let i = at; i < Math.min(keys.length, at + batch * 50); i += batch)
+      slices.push(keys.slice(i, i + batch));
+    const counts = await Promise.all(slices.map((slice) => redis.unlink(...slice)));
+    deleted += counts.reduce((sum, n) => sum + n, 0);
+  }
   return deleted;
 }
 

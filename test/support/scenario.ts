@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
 import type { PollerName } from '../../src/config/schema.js';
+import { type RedisClient, scanKeys } from '../../src/lib/redis-connection.js';
 import { createPollQueue } from '../../src/pollers/poll-queue.js';
 import { QUEUE_NAMES } from '../../src/queues/names.js';
 import type { SimulatorControl } from '../../src/simulator/index.js';
@@ -226,15 +226,8 @@ export class Scenario {
 
 // --- Redis snapshot probes ----------------------------------------------------------------------
 
-async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    keys.push(...batch);
-  } while (cursor !== '0');
-  return keys.sort();
+async function sortedKeys(redis: RedisClient, pattern: string): Promise<string[]> {
+  return (await scanKeys(redis, pattern)).sort();
 }
 
 /**
@@ -243,7 +236,7 @@ async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
  * list (silent) instead of being discovered.
  */
 export async function waitForMembershipBaseline(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   options: WaitOptions = {},
 ): Promise<void> {
@@ -266,14 +259,14 @@ export interface SnapshotBaseline {
   robots: Map<string, string[]>;
 }
 
-async function readSnapshots(redis: Redis, prefix: string): Promise<SnapshotBaseline> {
+async function readSnapshots(redis: RedisClient, prefix: string): Promise<SnapshotBaseline> {
   const tag = storeKeys(prefix).tag;
   const result: SnapshotBaseline = { vehicles: new Map(), robots: new Map() };
   for (const [kind, target] of [
     ['vehicle', result.vehicles],
     ['robot', result.robots],
   ] as const) {
-    for (const key of await scanKeys(redis, `${tag}:snap:${kind}:*`)) {
+    for (const key of await sortedKeys(redis, `${tag}:snap:${kind}:*`)) {
       const [id, facet] = key.slice(`${tag}:snap:${kind}:`.length).split(':');
       if (id === undefined || facet === undefined) continue;
       const decoded = decodeSegment(id);
@@ -291,7 +284,7 @@ async function readSnapshots(redis: Redis, prefix: string): Promise<SnapshotBase
  * without waiting for the stable window.
  */
 export async function waitForEntityBaseline(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   { vehicles, robots }: { vehicles: readonly string[]; robots: readonly string[] },
   { stableMs = 3_000, timeoutMs = 40_000 }: { stableMs?: number; timeoutMs?: number } = {},
@@ -348,7 +341,7 @@ const COMPLETED_JOBS_READ = 200;
  * The ticks are read from the BullMQ `poll` queue under `prefix` (finished jobs are kept an hour).
  */
 export async function waitForPollRound(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   { pollers = FLEET_POLLERS, intervalMs = 1_000, ...options }: PollRoundOptions = {},
 ): Promise<void> {
@@ -401,7 +394,7 @@ export async function waitForPollRound(
  * relay's claim time (30 s by default), so after SIGKILLs this can take that long.
  */
 export async function waitForHandOff(
-  redis: Redis,
+  redis: RedisClient,
   log: EventLog,
   prefix: string,
   options: WaitOptions = {},

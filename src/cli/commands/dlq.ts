@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import {
   type DeadLetter,
   DeadLetterError,
@@ -112,7 +112,7 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
 }
 
 export interface DeliveryTools {
-  redis: Redis;
+  redis: RedisClient;
   deadLetters: DeadLetters;
   disabledReceivers: DisabledReceivers;
   holds: ReceiverHolds;

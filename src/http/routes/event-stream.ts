@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import type { EventLogEntry, EventTail } from '../../store/event-log.js';
 import type { RouteContext } from '../context.js';
 import { unavailable } from '../errors.js';
@@ -51,7 +51,7 @@ function compareStreamIds(a: string, b: string): number {
  * `fromId` may be gone. Best effort (Redis ≥ 7 reports `entries-added`); undefined when in doubt.
  */
 async function possibleGap(
-  redis: Redis,
+  redis: RedisClient,
   key: string,
   fromId: string,
 ): Promise<{ lastEventId: string; firstAvailable: string } | undefined> {

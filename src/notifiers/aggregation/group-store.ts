@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
 import { type GroupRecord, incidentSubjects } from './group-record.js';
@@ -96,7 +96,7 @@ const FORGET_SCRIPT: LuaScript = { name: 'fleetwatchNotifyForget', lua: FORGET_L
 
 export interface GroupStoreOptions {
   /** A producer connection; not closed by the store. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** Compare-and-set attempts before `GroupContentionError` (the caller's job is retried). */
   maxAttempts?: number;
@@ -116,7 +116,7 @@ function newVersion(): string {
 
 export class GroupStore {
   readonly keys: NotifyKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #maxAttempts: number;
   readonly #waiting = new Map<string, Waiter[]>();
   readonly #draining = new Set<string>();

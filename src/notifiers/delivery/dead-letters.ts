@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Severity } from '../../events/types.js';
+import { type RedisClient, scanKeys } from '../../lib/redis-connection.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../../store/keys.js';
 import {
   createDeliveryQueue,
@@ -67,7 +67,7 @@ export interface ReplaySummary {
 
 export interface DeadLettersOptions {
   /** A producer connection; not closed here. */
-  connection: Redis;
+  connection: RedisClient;
   prefix?: string;
   /** Receiver names whose queues are looked at. */
   receivers: readonly string[];
@@ -80,20 +80,16 @@ type DeliveryJob = Job<DeliveryJobData, unknown, string>;
 
 /** Receivers that have a failed set in Redis, configured or not (a removed receiver's letters stay). */
 export async function receiversWithDeadLetters(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string = DEFAULT_PREFIX,
 ): Promise<string[]> {
   const head = `${bullPrefix(prefix)}:notify-`;
   const found = new Set<string>();
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${head}*:failed`, 'COUNT', 1_000);
-    cursor = next;
-    for (const key of keys) {
-      const name = key.slice(head.length, -':failed'.length);
-      if (/^[A-Za-z0-9_-]+$/.test(name)) found.add(name);
-    }
-  } while (cursor !== '0');
+  // On a Cluster the queues live on the master of `{p}`'s slot; scanKeys asks every master.
+  for (const key of await scanKeys(redis, `${head}*:failed`)) {
+    const name = key.slice(head.length, -':failed'.length);
+    if (/^[A-Za-z0-9_-]+$/.test(name)) found.add(name);
+  }
   return [...found].sort();
 }
 

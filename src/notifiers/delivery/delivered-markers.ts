@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { DEFAULT_PREFIX, type DeliveryKeys, deliveryKeys } from '../../store/keys.js';
 
 /** How long a delivered marker is kept: far longer than a job can wait to be taken again. */
@@ -18,12 +18,12 @@ export interface DeliveredMarkerStore {
 }
 
 export class DeliveredMarkers implements DeliveredMarkerStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: DeliveryKeys;
   readonly #ttlSeconds: number;
   readonly #now: () => number;
 
-  constructor(options: { redis: Redis; prefix?: string; ttlSeconds?: number; now?: () => number }) {
+  constructor(options: { redis: RedisClient; prefix?: string; ttlSeconds?: number; now?: () => number }) {
     this.#redis = options.redis;
     this.#keys = deliveryKeys(options.prefix ?? DEFAULT_PREFIX);
     this.#ttlSeconds = options.ttlSeconds ?? DELIVERED_MARKER_TTL_SECONDS;

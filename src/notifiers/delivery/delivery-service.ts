@@ -1,6 +1,10 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { closeQuietly, createWorkerConnection } from '../../lib/redis-connection.js';
+import {
+  closeQuietly,
+  createWorkerConnection,
+  type RedisClient,
+  redisEndpoint,
+} from '../../lib/redis-connection.js';
 import type { PreparedReload } from '../../lib/reload.js';
 import type { RetryPolicyOverrides } from '../../lib/retry-policy.js';
 import { secrets as processSecrets, type SecretRegistry } from '../../log/secrets.js';
@@ -29,7 +33,7 @@ import { ReceiverHolds } from './holds.js';
 export interface DeliveryServiceOptions {
   config: {
     receivers: readonly ReceiverConfig[];
-    redis: { url: string; prefix: string };
+    redis: { url: string; cluster?: { nodes: readonly string[] } | undefined; prefix: string };
     /** `console.url`, for links in messages; absent in a config of no console. */
     console?: { url?: string | undefined };
   };
@@ -68,7 +72,7 @@ function defaultNotifier(receiver: ReceiverConfig, deps: NotifierDeps): Notifier
  * What every delivery worker of a process shares besides its connection: the receivers' disabled
  * flags, their holds and the delivered markers, on that connection.
  */
-export function deliveryState(options: { connection: Redis; prefix: string; store: SnapshotStore }): {
+export function deliveryState(options: { connection: RedisClient; prefix: string; store: SnapshotStore }): {
   disabledReceivers: DisabledReceivers;
   holds: ReceiverHolds;
   markers: DeliveredMarkers;
@@ -90,11 +94,14 @@ export function startDelivery(options: DeliveryServiceOptions): DeliveryService 
   const notifiers = new Map<DeliveryWorker, Notifier>();
   /** What each running worker was built from (receiver and console URL), to tell a change. */
   const builtFrom = new Map<string, string>();
-  let shared: { connection: Redis; state: ReturnType<typeof deliveryState> } | undefined;
+  let shared: { connection: RedisClient; state: ReturnType<typeof deliveryState> } | undefined;
   // Made with the first receiver (at start, or the first one a reload adds).
   const connect = () => {
     if (!shared) {
-      const connection = createWorkerConnection(config.redis.url, { name: 'delivery-worker', logger });
+      const connection = createWorkerConnection(redisEndpoint(config.redis), {
+        name: 'delivery-worker',
+        logger,
+      });
       shared = { connection, state: deliveryState({ connection, prefix, store }) };
     }
     return shared;

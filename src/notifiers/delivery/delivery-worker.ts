@@ -1,8 +1,7 @@
 import { type Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { formatDuration } from '../../lib/duration.js';
-import { throttledWarn } from '../../lib/redis-connection.js';
+import { type RedisClient, throttledWarn } from '../../lib/redis-connection.js';
 import type { RetryPolicy } from '../../lib/retry-policy.js';
 import { closeWorker, settlesWithin } from '../../lib/shutdown.js';
 import { secrets as processSecrets, type SecretRegistry } from '../../log/secrets.js';
@@ -92,7 +91,7 @@ export interface DeliveryWorkerOptions {
   notifier: Notifier;
   policy: RetryPolicy;
   /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed here. */
-  connection: Redis;
+  connection: RedisClient;
   prefix?: string;
   disabledReceivers: DisabledReceivers;
   markers: DeliveredMarkerStore;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { draft, EVENT } from '../../events/catalogue.js';
 import type { FleetEvent } from '../../events/types.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { DEFAULT_PREFIX, type DeliveryKeys, deliveryKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
 import type { SnapshotRef, SnapshotStore } from '../../store/snapshot-store.js';
@@ -60,7 +60,7 @@ return {1, redis.call('HGETALL', KEYS[1])}
 const REPORT_TRIES = 5;
 
 export interface DisabledReceiversOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** Where `monitor.receiver.disabled` is committed; needed by `report` only. */
   store?: SnapshotStore;
@@ -68,7 +68,7 @@ export interface DisabledReceiversOptions {
 }
 
 export class DisabledReceivers {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: DeliveryKeys;
   readonly #store: SnapshotStore | undefined;
   readonly #now: () => number;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { DEFAULT_PREFIX, type DeliveryKeys, deliveryKeys } from '../../store/keys.js';
 
 /**
@@ -60,13 +60,13 @@ export interface HoldRequest {
 const LIMITED = String(Number.MAX_SAFE_INTEGER);
 
 export interface ReceiverHoldsOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   now?: () => number;
 }
 
 export class ReceiverHolds {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: DeliveryKeys;
   readonly #now: () => number;
 

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { FleetEvent } from '../../events/types.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from '../../store/keys.js';
 
 /**
@@ -25,7 +25,7 @@ export type OrderVerdict =
   | { go: false; ahead: number };
 
 export interface EntityOrderOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** How long an event waits for earlier ones of its subject, from when its job was queued. */
   maxWaitMs: number;
@@ -50,7 +50,7 @@ export function orderMaxWait(takeoverAfterMs: number): number {
 
 export class EntityOrder {
   readonly maxWaitMs: number;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keys: StoreKeys;
   readonly #now: () => number;
 

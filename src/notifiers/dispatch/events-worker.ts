@@ -1,7 +1,7 @@
 import { DelayedError, type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../../events/types.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { QUEUE_NAMES } from '../../queues/names.js';
 import { logWorkerEvents } from '../../queues/worker-log.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../../store/keys.js';
@@ -11,7 +11,7 @@ export type EventsWorker = Worker<FleetEvent, void, string>;
 
 export interface EventsWorkerOptions {
   /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed by the worker. */
-  connection: Redis;
+  connection: RedisClient;
   prefix?: string;
   concurrency?: number;
   logger?: Logger;

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { FleetEvent } from '../../events/types.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import type { PreparedReload } from '../../lib/reload.js';
 import { SnapshotStore } from '../../store/snapshot-store.js';
 import {
@@ -65,7 +65,7 @@ export interface NotificationStepOptions extends NotificationStepTuning {
    */
   snapshots?: SnapshotReader;
   /** A producer connection; not closed by the step. */
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger?: Logger;
   now?: () => number;
@@ -79,7 +79,7 @@ export interface NotificationStepOptions extends NotificationStepTuning {
  */
 export function createMutes(options: {
   notifications: NotificationStepSection;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   logger?: Logger;
   cacheMs?: number;

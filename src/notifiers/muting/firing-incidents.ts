@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { catalogueEntry, EVENT, type IncidentKey, isFleetEventType } from '../../events/catalogue.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
 import { incidentOf, isSeverity, severityOf } from '../routing/labels.js';
@@ -130,7 +130,7 @@ function decode(field: string, json: string): IncidentRecord | undefined {
 
 export interface FiringIncidentsOptions {
   /** Any connection; not closed here. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** How long a resolved incident is kept (a tombstone); 1 hour by default. */
   keepResolvedMs?: number;
@@ -138,7 +138,7 @@ export interface FiringIncidentsOptions {
 
 export class FiringIncidents {
   readonly keys: NotifyKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #keepResolvedMs: number;
 
   constructor(options: FiringIncidentsOptions) {

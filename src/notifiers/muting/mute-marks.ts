@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
 import type { Muted } from './muted.js';
@@ -44,7 +44,7 @@ const markSchema = z.object({
 
 export interface MuteMarksOptions {
   /** Any connection; not closed here. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** Marks kept; 100,000 by default (as many as the event log keeps by default). */
   cap?: number;
@@ -52,7 +52,7 @@ export interface MuteMarksOptions {
 
 export class MuteMarks {
   readonly keys: NotifyKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #cap: number;
 
   constructor(options: MuteMarksOptions) {

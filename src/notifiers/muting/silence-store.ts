@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../lib/redis-connection.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { createSilence, expireSilence, type Silence, silenceState } from './silences.js';
 
@@ -18,7 +18,7 @@ export type ExpireSilenceResult =
 
 export interface SilenceStoreOptions {
   /** Any connection; not closed by the store. */
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** How long an expired silence stays listed; 7 days by default. */
   retentionMs?: number;
@@ -54,7 +54,7 @@ function byStart(a: Silence, b: Silence): number {
 
 export class SilenceStore {
   readonly keys: NotifyKeys;
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #retentionMs: number;
   readonly #newId: () => string;
 

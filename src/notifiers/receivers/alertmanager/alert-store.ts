@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../../lib/redis-connection.js';
 import { type LuaScript, runScript } from '../../../store/scripts.js';
 import type { ReceiverRedis } from '../../notifier.js';
 import { parseStoredAlert, type StoredAlert } from './alerts.js';
@@ -38,7 +38,7 @@ export interface StoredEntry {
 }
 
 export class AlertStore {
-  readonly #redis: Redis;
+  readonly #redis: RedisClient;
   readonly #key: string;
 
   constructor(redis: ReceiverRedis) {
