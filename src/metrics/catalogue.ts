@@ -75,7 +75,7 @@ export const METRICS = {
     name: 'fleetwatch_poll_jobs_total',
     type: 'counter',
     labels: ['poller', 'result'],
-    help: 'Poll jobs run by this replica, by poller and result (ok, partial, failed, lease_held, skipped, error).',
+    help: 'Poll jobs run by this replica, by poller and result (ok, partial, failed, lease_held, skipped, upstream_degraded, error).',
   },
   pollCycleOverrun: {
     name: 'fleetwatch_poll_cycle_overrun_total',

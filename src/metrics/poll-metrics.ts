@@ -7,19 +7,28 @@ import { isPollerName } from '../pollers/registry.js';
  * `observationError` per failed observation) and by the poll worker's `failed` event (`jobFailed`:
  * a job that threw, so `jobFinished` never came).
  *
- * Result of a job: `skipped` (its tick was long past), `lease_held` (another poll held every
+ * Result of a job: `skipped` (its tick was long past), `upstream_degraded` (not the sample polled
+ * while its upstream is degraded), `lease_held` (another poll held every
  * target), `failed` (every observation failed), `partial` (some did), `ok`, or `error` (threw).
  * Lag: the job's start minus its tick's start (`tick × interval`, plus the deliberate delay of the
  * `upstream` poller). Overrun: the job finished after its poller's next tick began.
  */
 
-export type PollResult = 'ok' | 'partial' | 'failed' | 'lease_held' | 'skipped' | 'error';
+export type PollResult =
+  | 'ok'
+  | 'partial'
+  | 'failed'
+  | 'lease_held'
+  | 'skipped'
+  | 'upstream_degraded'
+  | 'error';
 export const POLL_RESULTS: readonly PollResult[] = [
   'ok',
   'partial',
   'failed',
   'lease_held',
   'skipped',
+  'upstream_degraded',
   'error',
 ];
 
@@ -47,6 +56,7 @@ export interface PollMetricHooks extends Required<PollHooks> {
 }
 
 export function resultOf(outcome: PollOutcome): PollResult {
+  if (outcome.skipped === 'upstream-degraded') return 'upstream_degraded';
   if (outcome.skipped) return 'skipped';
   if (outcome.targets > 0 && outcome.leaseHeld >= outcome.targets) return 'lease_held';
   if (outcome.failed > 0) return outcome.failed >= outcome.observed ? 'failed' : 'partial';

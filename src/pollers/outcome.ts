@@ -32,8 +32,11 @@ export interface PollOutcome {
   stale: number;
   /** Observations abandoned after too many conflicts. */
   gaveUp: number;
-  /** True when the job was skipped as a whole (its tick is too old). */
-  skipped?: 'stale-tick';
+  /**
+   * Why the job was skipped as a whole: its tick is too old, or the upstream it reads from is
+   * degraded and this shard is not the sample (degraded-upstreams.ts).
+   */
+  skipped?: 'stale-tick' | 'upstream-degraded';
 }
 
 export function emptyOutcome(poller: PollerName, tick: number, shard: number, offsetMs = 0): PollOutcome {

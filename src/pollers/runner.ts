@@ -6,10 +6,12 @@ import {
   type DetectorOptionsConfig,
   toDetectorOptions,
 } from '../events/detector-options.js';
+import type { EntityKind } from '../events/types.js';
 import type { LeaseRef, PollLeases } from '../store/poll-lease.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import type { HttpLimits } from '../upstream/config.js';
 import type { PollerName, PollersConfig } from './config.js';
+import { DegradedUpstreams } from './degraded-upstreams.js';
 import { MembershipView, targetsOf } from './membership-view.js';
 import { ObservationPipeline, type PipelineResult } from './observation-pipeline.js';
 import { observe } from './observe.js';
@@ -109,6 +111,7 @@ export class PollRunner {
   readonly #owner: string;
   readonly #fetchConcurrency: number;
   readonly #membership: MembershipView;
+  readonly #degraded: DegradedUpstreams;
   #serial = 0;
 
   constructor(options: PollRunnerOptions) {
@@ -120,6 +123,7 @@ export class PollRunner {
     this.#signal = options.signal ?? new AbortController().signal;
     this.#logger = options.logger.child({ component: 'poller' });
     this.#membership = new MembershipView(options.store);
+    this.#degraded = new DegradedUpstreams({ store: options.store, logger: this.#logger, now: this.#now });
     this.#owner = options.owner ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.#fetchConcurrency =
       options.fetchConcurrency ??
@@ -199,7 +203,20 @@ export class PollRunner {
     }
 
     const kind = definition.targets;
-    const ids = kind ? [...new Set(data.ids ?? [])] : undefined;
+    let ids = kind ? [...new Set(data.ids ?? [])] : undefined;
+    if (kind && ids) {
+      const sample = await this.#sampleWhileDegraded(kind);
+      if (sample !== undefined && data.shard > 0) {
+        outcome.skipped = 'upstream-degraded';
+        this.#logger.debug(
+          { job: jobId },
+          'skipped a poll job: its upstream is degraded (only a sample is polled)',
+        );
+        this.#finished(outcome, started);
+        return outcome;
+      }
+      if (sample !== undefined) ids = ids.slice(0, sample);
+    }
     const refs: LeaseRef[] =
       kind && ids
         ? ids.map((id) => ({ kind, id, scope: data.poller }))
@@ -246,6 +263,17 @@ export class PollRunner {
     }
     this.#finished(outcome, started);
     return outcome;
+  }
+
+  /**
+   * How many entities of a tick to poll while the upstream `kind` is read from (or the token
+   * issuer) is degraded; undefined when it is not, or when `pollers.upstream.degraded_sample` is 0.
+   */
+  async #sampleWhileDegraded(kind: EntityKind): Promise<number | undefined> {
+    const sample = this.config.pollers.upstream.degraded_sample;
+    if (!this.config.pollers.upstream.enabled || sample === 0) return undefined;
+    const degraded = await this.#degraded.of(kind);
+    return degraded.length > 0 ? sample : undefined;
   }
 
   #finished(outcome: PollOutcome, started: number): void {

@@ -1,5 +1,6 @@
 import { type UpstreamWindow, upstreamHealthDetector } from '../events/detectors/upstream-health.js';
 import type { Detector } from '../events/types.js';
+import { countField } from '../lib/fields.js';
 import { definePoller } from './poller.js';
 import { listSettings } from './settings.js';
 import { UPSTREAM_NAMES, upstreamRef } from './upstream-windows.js';
@@ -40,7 +41,14 @@ const UPSTREAM_WINDOW_DEFAULT_MS = 15_000;
 
 export const upstreamPoller = definePoller({
   name: 'upstream',
-  settings: listSettings(UPSTREAM_WINDOW_DEFAULT_MS),
+  settings: listSettings(UPSTREAM_WINDOW_DEFAULT_MS).extend({
+    /**
+     * While an upstream is degraded, each per-entity poller of it polls only this many entities
+     * per tick (its first shard's first ones) and leaves the rest as they were; 0: poll them all.
+     * See degraded-upstreams.ts.
+     */
+    degraded_sample: countField(0, 10_000).default(20),
+  }),
   /** The jobs wait this long into their tick, so every replica has flushed its counts. */
   delayMs: (windowMs) => Math.min(5_000, Math.floor(windowMs / 4)),
   async poll(ctx) {

@@ -45,7 +45,7 @@ describe('the pollers config section', () => {
       robot_lease: { enabled: true, interval: 60_000, batch_size: 200 },
       robot_config: { enabled: true, interval: 300_000, batch_size: 200 },
       robot_command_queue: { enabled: true, interval: 30_000, batch_size: 200 },
-      upstream: { enabled: true, interval: 15_000 },
+      upstream: { enabled: true, interval: 15_000, degraded_sample: 20 },
     });
   });
 
@@ -72,7 +72,7 @@ describe('the pollers config section', () => {
       problemsOf('pollers:\n  robot_config: { batch_size: 10001 }\n  upstream: { interval: 1s, extra: 2 }\n'),
     ).toEqual([
       'pollers.robot_config.batch_size: expected a whole number between 1 and 10000; got 10001',
-      'pollers.upstream: unknown field "extra" (expected one of enabled, interval)',
+      'pollers.upstream: unknown field "extra" (expected one of enabled, interval, degraded_sample)',
     ]);
     expect(problemsOf('pollers: 3\n')).toEqual([
       'pollers: expected a mapping (key: value pairs); got a number',

@@ -100,6 +100,9 @@ describe('poll hooks', () => {
     expect(resultOf(outcome({ ...base, targets: 3, leaseHeld: 3, observed: 0 }))).toBe('lease_held');
     expect(resultOf(outcome({ ...base, targets: 3, leaseHeld: 1, observed: 2 }))).toBe('ok');
     expect(resultOf(outcome({ ...base, skipped: 'stale-tick', observed: 0 }))).toBe('skipped');
+    expect(resultOf(outcome({ ...base, skipped: 'upstream-degraded', observed: 0 }))).toBe(
+      'upstream_degraded',
+    );
   });
 
   it('times jobs, measures how late they started against their tick, and counts overruns', async () => {
@@ -166,7 +169,7 @@ describe('poll hooks', () => {
   it('starts every result of every configured poller at 0', async () => {
     const { registry } = metricsAt({ now: 0 });
     const series = await samples(registry, 'fleetwatch_poll_jobs_total');
-    expect(series).toHaveLength(2 * 6);
+    expect(series).toHaveLength(2 * 7);
     expect(series.every((sample) => sample.value === 0)).toBe(true);
   });
 });
