@@ -86,7 +86,9 @@ export function defineEntityPoller<
         options: definition.options?.(ctx) as Options,
       });
       try {
-        await mapLimit(targets, ctx.fetchConcurrency, async (target) => {
+        await mapLimit(targets, ctx.fetchConcurrency, async (target, position) => {
+          // The upstream turned degraded meanwhile: the rest of this job waits for its recovery.
+          if (await ctx.heldBack(position)) return;
           const observation = await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal));
           const stillListedAt = membership.has(target.ref.id) ? membership.listedAt : Number.NaN;
           stream.add({

@@ -318,6 +318,11 @@ export class PollRunner {
           done: async () => countInto(outcome, await stream.done()),
         };
       },
+      heldBack: async (position) => {
+        const kind = this.#pollers[job.poller]?.targets;
+        const sample = kind ? await this.#sampleWhileDegraded(kind) : undefined;
+        return sample !== undefined && (job.shard > 0 || position >= sample);
+      },
       notDue: (count) => {
         outcome.notDue += count;
       },

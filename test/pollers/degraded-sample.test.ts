@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamRef } from '../../src/pollers/upstream-windows.js';
 import { createHarness, type Harness } from './harness.js';
 
 /**
@@ -15,6 +16,8 @@ beforeAll(async () => {
     empty: true,
     config: {
       pollers: { upstream: { interval: '1s', degraded_sample: 1 } },
+      // One read at a time per job, so a job's reads come in order.
+      upstream: { http: { max_in_flight: 4 } },
       detectors: { upstream: { failure_threshold: 1, success_threshold: 1, min_requests: 5 } },
     },
   });
@@ -31,6 +34,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
+
+/** Moves the clock to the start of the next 1 s counting window: a tick's calls then share one. */
+function startOfWindow(): void {
+  h.advance(1_000 - (h.now() % 1_000) + 5);
+}
 
 /** Runs the upstream poller on the window the previous ticks were counted in. */
 async function judgeWindow(): Promise<string[]> {
@@ -50,6 +58,7 @@ describe('polling while an upstream is degraded', () => {
     await judgeWindow();
 
     h.sim.control.setFaults({ errorRates: { 503: 1 }, scope: 'robots' });
+    startOfWindow();
     const failing = await h.tick('robot_health');
     expect(failing.reduce((sum, outcome) => sum + outcome.failed, 0)).toBe(6);
     expect(await judgeWindow()).toEqual(['monitor.upstream.degraded upstream/robots']);
@@ -74,7 +83,7 @@ describe('polling while an upstream is degraded', () => {
 
     h.sim.control.clearFaults();
     // In a window of its own: the sample's answers alone judge the recovery.
-    h.advance(1_100);
+    startOfWindow();
     await h.tick('robot_health');
     expect(await judgeWindow()).toEqual(['monitor.upstream.recovered upstream/robots']);
     const again = await h.tick('robot_health');
@@ -83,5 +92,33 @@ describe('polling while an upstream is degraded', () => {
       [1, 2, undefined],
       [2, 2, undefined],
     ]);
+  });
+
+  it('stops a job under way once its upstream is judged degraded, past the sample', async () => {
+    const ids = ['DR-1', 'DR-2', 'DR-3', 'DR-4', 'DR-5', 'DR-6'];
+    const served = () => h.sim.control.stats().requests['robot:GET /v2/health']?.['200'] ?? 0;
+    const before = served();
+    h.sim.control.setFaults({ latencyMs: 300, scope: 'robots' });
+    const job = h.runner.runJob({ poller: 'robot_health', tick: 1, shard: 0, shards: 1, ids });
+    // The first answer is in (counted as it is sent): the second read is under way.
+    await expect.poll(served, { timeout: 5_000 }).toBeGreaterThan(before);
+    // The upstream poller's judgement, as it stores it: the robot gateway is degraded.
+    const [record] = await h.store.read([upstreamRef('robots')]);
+    const at = new Date(h.now()).toISOString();
+    await h.store.commit(
+      upstreamRef('robots'),
+      record?.version ?? 0,
+      {
+        state: { v: 1, health: { alerting: true, streak: 0, streakSince: null, incidentSince: h.now() } },
+        observedAt: at,
+      },
+      [],
+    );
+    h.advance(1_100);
+    const outcome = await job;
+    h.sim.control.clearFaults();
+    // The read under way when it was judged finishes; the other four wait for the recovery.
+    expect(outcome).toMatchObject({ targets: 6, observed: 2 });
+    expect(served() - before).toBe(2);
   });
 });
