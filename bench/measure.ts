@@ -12,6 +12,7 @@ import { type FleetIds, fetchToken, listIds } from './cycle.js';
 import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
 import { CpuHog, type HogResult } from './hog.js';
 import type { BenchMode } from './options.js';
+import { measureOutage, meter, type OutageResult, RedisCommands } from './outage.js';
 import { cpuMicros, RssSampler } from './proc.js';
 import { type FleetSize, SimulatorProcess } from './simulator.js';
 import { WebhookSink } from './sink.js';
@@ -69,6 +70,8 @@ export interface SizeResult {
   deliveries: number;
   undici: UndiciResult;
   blackbox?: BlackboxResult;
+  /** The upstream outage after the measured cycles (`--outage`). */
+  outage?: OutageResult;
   fleetwatchExit: string;
 }
 
@@ -195,7 +198,7 @@ export async function measureSize(
   root: string,
   spec: SizeSpec,
   log: Log,
-  options: { profileDir?: string; mode?: BenchMode } = {},
+  options: { profileDir?: string; mode?: BenchMode; outage?: boolean } = {},
 ): Promise<SizeResult> {
   const mode = options.mode ?? 'quiet';
   const workDir = mkdtempSync(join(tmpdir(), `fleetwatch-bench-${spec.label}-${mode}-`));
@@ -288,6 +291,9 @@ export async function measureSize(
       simulator: cpuMicros(pids.simulator),
     };
     const requestsBefore = await simulator.requestsServed();
+    const commands = new RedisCommands(redis.url);
+    cleanups.unshift(async () => commands.close());
+    const normalBill = await meter(pids, commands);
     const metricsBefore = await fleetwatch.metrics();
     const rss = new RssSampler(fleetwatchPid);
     // Prometheus scrapes fleetwatch all the while: that work is part of the bill.
@@ -313,6 +319,7 @@ export async function measureSize(
       simulator: cpuMicros(pids.simulator) - cpuBefore.simulator,
     };
     const polls = (await simulator.requestsServed()) - requestsBefore;
+    const normal = await normalBill(spec.cycles);
     const metricsAfter = await fleetwatch.metrics();
     const memory = rss.stop();
     clearInterval(scraper);
@@ -339,6 +346,26 @@ export async function measureSize(
     const leaseHeld = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="lease_held"');
     const staleTicks = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="skipped"');
     const events = sumOf(metricsAfter, 'fleetwatch_events_total');
+
+    let outage: OutageResult | undefined;
+    if (options.outage) {
+      outage = await measureOutage(
+        {
+          intervalMs: spec.intervalMs,
+          cycles: Math.min(2, spec.cycles),
+          fleetwatch,
+          sink,
+          redisUrl: redis.url,
+          pids,
+          setFaults: (faults) => simulator.setFaults(faults),
+          log,
+        },
+        normal,
+      );
+      log(
+        `outage: ${Math.round(outage.outage.fleetwatchCpuMs)} ms fleetwatch CPU per cycle (normal ${Math.round(normal.fleetwatchCpuMs)}), ${Math.round(outage.outage.redisWrites)} Redis writes per cycle (normal ${Math.round(normal.redisWrites)})`,
+      );
+    }
 
     const hogResult = hog ? await hog.stop() : undefined;
     for (const cleanup of cleanups.splice(0)) await cleanup();
@@ -382,6 +409,7 @@ export async function measureSize(
       deliveries: sink.deliveries,
       undici,
       ...(blackbox ? { blackbox } : {}),
+      ...(outage ? { outage } : {}),
       fleetwatchExit,
     };
   } finally {

@@ -159,6 +159,48 @@ function pairRows(results: readonly SizeResult[]): string[] {
   ];
 }
 
+/** When each API was judged degraded, from the faults on. */
+function judged(outage: NonNullable<SizeResult['outage']>): string {
+  return (['fleet', 'robots'] as const)
+    .map((name) => {
+      const after = outage.judgedAfterMs[name];
+      return `${name} ${after === undefined ? 'not judged' : `${Math.round(after / 1000)} s`}`;
+    })
+    .join(', ');
+}
+
+/** The outage table (`--outage`): each size's normal cycle beside a cycle of the outage. */
+function outageRows(
+  results: readonly SizeResult[],
+  sizeCell: (r: SizeResult) => string,
+  sizeHead: string,
+  sizeRule: string,
+): string[] {
+  const measured = results.filter((r) => r.outage);
+  if (measured.length === 0) return [];
+  const lines = [
+    '',
+    '### Upstream outage',
+    '',
+    'Per cycle, normal (the measured cycles above) → during the outage (half the calls time out, half answer 503, once fleetwatch has judged both APIs degraded).',
+    '',
+    `| ${sizeHead} | fleetwatch CPU | Redis CPU | Redis commands | Redis writes | judged after | notifications during the outage | recovered |`,
+    `|${sizeRule}|---|---|---|---|---|---|---|`,
+  ];
+  for (const r of measured) {
+    const o = r.outage!;
+    const pair = (normal: number, outage: number, unit: string): string =>
+      `${count(normal)}${unit} → ${count(outage)}${unit}`;
+    const sent = Object.entries(o.notifications)
+      .map(([type, n]) => `${n} × \`${type}\``)
+      .join(', ');
+    lines.push(
+      `| ${sizeCell(r)} | ${pair(o.normal.fleetwatchCpuMs, o.outage.fleetwatchCpuMs, ' ms')} | ${pair(o.normal.redisCpuMs, o.outage.redisCpuMs, ' ms')} | ${pair(o.normal.redisCommands, o.outage.redisCommands, '')} | ${pair(o.normal.redisWrites, o.outage.redisWrites, '')} | ${judged(o)} | ${sent || 'none'} | ${o.recovered ? 'yes' : 'no'} |`,
+    );
+  }
+  return lines;
+}
+
 /**
  * The results block. With only quiet results it has the columns it always had; once a contended
  * result is among them, both tables gain a mode column and each size's modes are adjacent rows.
@@ -198,6 +240,7 @@ export function renderBlock(results: readonly SizeResult[], machine: Machine): s
     );
   }
   lines.push(...pairRows(results));
+  lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
   lines.push('', '### Targets', '', ...targetRows(results, machine), BLOCK_END);
   return lines.join('\n');
 }

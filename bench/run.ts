@@ -43,6 +43,10 @@ const program = new Command('npm run bench --')
   .addOption(new Option('--contended', 'the same as --mode contended').conflicts('mode'))
   .option('--out <dir>', 'where BENCHMARKS.md and BENCHMARKS.json go', root)
   .option('--profile <dir>', 'write a V8 CPU profile of each fleetwatch run into this folder')
+  .option(
+    '--outage',
+    'after each size: the whole upstream fails (time-outs and 503s) and what it costs is measured (about 4–6 cycles more)',
+  )
   .addHelpText(
     'after',
     "\nNeeds redis-server on the PATH (a private one is started per size) and a built dist/ (npm run bench builds it).\nblackbox_exporter is measured when Debian's prometheus-blackbox-exporter is installed.",
@@ -57,6 +61,7 @@ const options = program.opts<{
   contended?: boolean;
   out: string;
   profile?: string;
+  outage?: boolean;
 }>();
 const modes: BenchMode[] = options.contended ? ['contended'] : options.mode;
 const section = program.args[0] ?? 'polling';
@@ -100,6 +105,7 @@ for (const spec of options.sizes) {
     const result = await measureSize(root, spec, log, {
       mode,
       ...(options.profile ? { profileDir: resolve(options.profile) } : {}),
+      ...(options.outage ? { outage: true } : {}),
     });
     log(
       `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,

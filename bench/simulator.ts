@@ -52,7 +52,7 @@ export class SimulatorProcess {
     return new SimulatorProcess(url, child);
   }
 
-  async #call<T>(method: 'GET' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  async #call<T>(method: 'GET' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
     const res = await request(`${this.url}/_sim/${path}`, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -62,6 +62,12 @@ export class SimulatorProcess {
     if (res.statusCode >= 300)
       throw new Error(`simulator ${method} /_sim/${path}: ${res.statusCode} ${text}`);
     return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** Sets the upstream's faults (the simulator's `PUT /_sim/faults`), or lifts them (undefined). */
+  async setFaults(faults: Record<string, unknown> | undefined): Promise<void> {
+    if (faults === undefined) await this.#call('DELETE', 'faults');
+    else await this.#call('PUT', 'faults', faults);
   }
 
   /** Requests served so far, all operations and statuses together (the token included). */

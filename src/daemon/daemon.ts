@@ -244,6 +244,12 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     queue: pollQueue,
     plan: (poller, tick) => runner.plan(poller, tick),
     pollers: scheduledPollers(config.pollers),
+    // What the poll worker does with a job, minus the queue: a throw is logged, never raised.
+    runLocal: (data) =>
+      runner.runJob(data, { skipStaleTicks: true }).catch((error: unknown) => {
+        metrics.hooks.poll.jobFailed(data.poller);
+        logger.warn({ poller: data.poller, err: (error as Error).message }, 'poll job failed');
+      }),
     logger,
     now,
   });

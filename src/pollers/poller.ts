@@ -95,6 +95,13 @@ export interface Poller<
   readonly writes?: Writes;
   /** How long after its tick starts a tick's jobs are due (default: at once). */
   delayMs?(intervalMs: number): number;
+  /**
+   * Run by every replica's scheduler itself, not through the `poll` queue: a job that must never
+   * wait behind the fleet's polls (the `upstream` poller judges an outage while every worker is
+   * stuck in its time-outs). Its lease lets one replica run a tick, and its commits must be
+   * idempotent (a window is judged once whoever judges it).
+   */
+  readonly local?: boolean;
   poll(ctx: PollContext, ids: readonly string[] | undefined): Promise<void>;
 }
 

@@ -19,6 +19,10 @@ import { POLLER_NAMES, POLLERS } from './registry.js';
  *
  * If Redis is away the beat logs once, keeps the tick pending and tries again on the next beat
  * (a tick that ended meanwhile is skipped: the next one polls everything anyway).
+ *
+ * A `local` poller (the `upstream` poller) is not enqueued: each replica runs its tick's jobs
+ * itself when they are due (`runLocal`), so it never waits behind the `poll` queue's jobs; the
+ * job's lease lets one replica run it, the others find it held.
  */
 
 export interface ScheduledPoller {
@@ -26,6 +30,8 @@ export interface ScheduledPoller {
   intervalMs: number;
   /** Delay of the tick's jobs (the `upstream` poller waits for every replica's counts). */
   delayMs?: number;
+  /** Run here by `runLocal` instead of enqueued (see `Poller.local`). */
+  local?: boolean;
 }
 
 /** The enabled pollers of the config, in tick order, with their intervals and job delays. */
@@ -33,7 +39,12 @@ export function scheduledPollers(settings: PollersConfig): ScheduledPoller[] {
   return POLLER_NAMES.filter((name) => settings[name].enabled).map((name) => {
     const intervalMs = settings[name].interval;
     const poller: Poller = POLLERS[name];
-    return { name, intervalMs, ...(poller.delayMs ? { delayMs: poller.delayMs(intervalMs) } : {}) };
+    return {
+      name,
+      intervalMs,
+      ...(poller.delayMs ? { delayMs: poller.delayMs(intervalMs) } : {}),
+      ...(poller.local ? { local: true } : {}),
+    };
   });
 }
 
@@ -46,6 +57,8 @@ export interface PollSchedulerOptions {
   now?: () => number;
   /** node-cron expression of the beat; default every second. */
   expression?: string;
+  /** Runs one job of a `local` poller here (see `PollRunner.runJob`); must not throw. */
+  runLocal?(data: PollJobData): Promise<unknown>;
 }
 
 export class PollScheduler {
@@ -55,6 +68,9 @@ export class PollScheduler {
   readonly #last = new Map<PollerName, number>();
   #task: ScheduledTask | undefined;
   #beat: Promise<number> | undefined;
+  /** Local jobs waiting for their time, and those running. */
+  readonly #localTimers = new Set<NodeJS.Timeout>();
+  readonly #localRuns = new Set<Promise<unknown>>();
   #failing = false;
   #stopped = false;
 
@@ -98,6 +114,9 @@ export class PollScheduler {
     this.#task = undefined;
     if (task) await task.destroy();
     await this.#beat?.catch(() => 0);
+    for (const timer of this.#localTimers) clearTimeout(timer);
+    this.#localTimers.clear();
+    await Promise.allSettled([...this.#localRuns]);
   }
 
   /** One beat: enqueues every poller whose tick moved on. Resolves with the number of jobs added. */
@@ -140,6 +159,25 @@ export class PollScheduler {
     if (jobs.length === 0) return 0;
     const tickStart = tick * poller.intervalMs + (poller.delayMs ?? 0);
     const now = this.#now();
+    const { runLocal } = this.#options;
+    if (poller.local && runLocal) {
+      for (const data of jobs) {
+        const timer = setTimeout(
+          () => {
+            this.#localTimers.delete(timer);
+            if (this.#stopped) return;
+            const run = runLocal(data).catch(() => undefined);
+            this.#localRuns.add(run);
+            void run.finally(() => this.#localRuns.delete(run));
+          },
+          Math.max(0, tickStart + (data.offsetMs ?? 0) - now),
+        );
+        timer.unref();
+        this.#localTimers.add(timer);
+      }
+      this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length }, 'local poll tick planned');
+      return jobs.length;
+    }
     await this.#options.queue.addBulk(
       jobs.map((data) => {
         // Measured from the tick's start: a replica that enqueues late does not push shards later.

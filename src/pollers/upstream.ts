@@ -49,6 +49,8 @@ export const upstreamPoller = definePoller({
      */
     degraded_sample: countField(0, 10_000).default(20),
   }),
+  // The judge of an outage must not queue behind the polls the outage makes slow.
+  local: true,
   /** The jobs wait this long into their tick, so every replica has flushed its counts. */
   delayMs: (windowMs) => Math.min(5_000, Math.floor(windowMs / 4)),
   async poll(ctx) {

@@ -79,6 +79,38 @@ describe('the benchmark report', () => {
     expect(block).not.toContain('Quiet / contended');
   });
 
+  it('sets an outage’s cycle beside a normal one, with when each API was judged and what was sent', () => {
+    const cost = (fleetwatchCpuMs: number, redisWrites: number) => ({
+      fleetwatchCpuMs,
+      redisCpuMs: fleetwatchCpuMs / 10,
+      redisCommands: redisWrites * 2,
+      redisWrites,
+    });
+    const block = renderBlock(
+      [
+        {
+          ...result('40k', 'quiet', { cpuPerPoll: 190, p99: 60 }),
+          outage: {
+            cycles: 2,
+            normal: cost(27_000, 300_000),
+            outage: cost(900, 4_000),
+            judgedAfterMs: { robots: 41_000 },
+            notifications: { 'monitor.upstream.degraded': 1 },
+            recovered: true,
+          },
+        },
+      ],
+      machine,
+    );
+    expect(block).toContain('### Upstream outage');
+    expect(block).toContain(
+      '| 40k | 27,000 ms → 900 ms | 2,700 ms → 90 ms | 600,000 → 8,000 | 300,000 → 4,000 | fleet not judged, robots 41 s | 1 × `monitor.upstream.degraded` | yes |',
+    );
+    expect(renderBlock([result('40k', 'quiet', { cpuPerPoll: 190, p99: 60 })], machine)).not.toContain(
+      'Upstream outage',
+    );
+  });
+
   it('marks each result with its mode and puts a size’s quiet and contended results side by side', () => {
     const block = renderBlock(
       [

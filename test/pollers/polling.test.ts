@@ -230,4 +230,34 @@ describe('the scheduler', () => {
     expect(delays).toEqual({ 'poll-power-500-0of3': 0, 'poll-power-500-1of3': 0, 'poll-power-500-2of3': 83 });
     await Promise.all(replicas.map((replica) => replica.stop()));
   });
+
+  it('runs a local poller itself, after its delay, and puts none of its jobs in the queue', async () => {
+    const queue = createPollQueue({ connection: h.redis, prefix: `${h.prefix}-local` });
+    queues.push(queue);
+    const ran: Array<{ data: PollJobData; at: number }> = [];
+    const start = performance.now();
+    const scheduler = new PollScheduler({
+      queue,
+      plan: (poller, tick) => h.runner.plan(poller, tick),
+      // The tick began 100 ms ago and its jobs are due 150 ms into it.
+      pollers: [{ name: 'upstream', intervalMs: 60_000, delayMs: 150, local: true }],
+      now: () => 60_000 * 1_000 + 100,
+      runLocal: async (data) => {
+        ran.push({ data, at: performance.now() - start });
+      },
+    });
+    expect(await scheduler.tick()).toBe(1);
+    await expect.poll(() => ran.length).toBe(1);
+    expect(ran[0]?.data).toMatchObject({ poller: 'upstream', tick: 1_000, shard: 0, shards: 1 });
+    expect(ran[0]?.at).toBeGreaterThanOrEqual(45);
+    // The same tick again: not run twice.
+    await scheduler.tick();
+    await scheduler.stop();
+    expect(ran).toHaveLength(1);
+    expect(await queue.getJobCounts('waiting', 'delayed', 'prioritized')).toEqual({
+      waiting: 0,
+      delayed: 0,
+      prioritized: 0,
+    });
+  });
 });
