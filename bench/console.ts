@@ -232,7 +232,7 @@ export async function measureConsole(root: string, log: Log): Promise<ConsoleRes
       root,
       workDir,
       simulatorUrl: simulator.url,
-      redisUrl: `redis://127.0.0.1:${redis.port}`,
+      redis: { url: `redis://127.0.0.1:${redis.port}` },
       sinkUrl: 'http://127.0.0.1:9/',
       intervalMs: 60_000,
       overrides: {

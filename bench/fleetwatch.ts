@@ -20,7 +20,8 @@ export interface FleetwatchOptions {
   root: string;
   workDir: string;
   simulatorUrl: string;
-  redisUrl: string;
+  /** fleetwatch's `redis:` section without the prefix: `{url}` or `{cluster: {nodes}}` (bench/redis.ts). */
+  redis: Record<string, unknown>;
   sinkUrl: string;
   intervalMs: number;
   /** Write a V8 CPU profile of fleetwatch into this folder when it exits. */
@@ -42,7 +43,7 @@ export function benchConfig(options: FleetwatchOptions & { httpPort: number }): 
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
     },
-    redis: { url: options.redisUrl, prefix: BENCH_PREFIX },
+    redis: { ...options.redis, prefix: BENCH_PREFIX },
     log: { level: 'warn', format: 'json' },
     pollers: {
       vehicles: { interval },

@@ -6,7 +6,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { Prng } from '../src/simulator/prng.js';
-import { PrivateRedis } from '../test/support/private-redis.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
 import { type FleetIds, fetchToken, listIds } from './cycle.js';
 import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
@@ -14,6 +13,7 @@ import { CpuHog, type HogResult } from './hog.js';
 import type { BenchMode } from './options.js';
 import { measureOutage, meter, type OutageResult, RedisCommands } from './outage.js';
 import { cpuMicros, RssSampler } from './proc.js';
+import { type RedisKind, redisPid, startBenchRedis } from './redis.js';
 import { type FleetSize, SimulatorProcess } from './simulator.js';
 import { WebhookSink } from './sink.js';
 
@@ -54,7 +54,8 @@ export interface SizeResult {
   /** One per entity and signal polled (robot configuration is three requests, one observation). */
   observations: number;
   fleetwatch: { cpuMicros: number; cpuPerPoll: number; cpuPerObservation: number; cores: number };
-  redis: { cpuMicros: number; cpuPerPoll: number };
+  /** Redis' CPU, all servers together; `masters`: each master's share on a cluster (`--redis cluster`). */
+  redis: { cpuMicros: number; cpuPerPoll: number; kind?: RedisKind; masters?: Array<{ cpuPerPoll: number }> };
   simulator: { cpuPerPoll: number };
   memory: { meanRss: number; maxRss: number; maxRssPerThousand: number };
   latency: {
@@ -75,6 +76,8 @@ export interface SizeResult {
   fleetwatchExit: string;
 }
 
+const sum = (values: readonly number[]): number => values.reduce((total, value) => total + value, 0);
+
 export function percentiles(values: readonly number[]): Percentiles {
   const sorted = [...values].sort((a, b) => a - b);
   const rank = (p: number): number =>
@@ -91,19 +94,6 @@ async function runUndiciLoop(root: string, simulatorUrl: string): Promise<Undici
     { cwd: root, maxBuffer: 1 << 20 },
   );
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as UndiciResult;
-}
-
-async function redisPid(url: string): Promise<number> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  try {
-    await client.connect();
-    const info = await client.info('server');
-    const pid = Number(/^process_id:(\d+)/m.exec(info)?.[1]);
-    if (!Number.isInteger(pid)) throw new Error('INFO server named no process_id');
-    return pid;
-  } finally {
-    client.disconnect();
-  }
 }
 
 /** Entity pollers and the kind whose count they must have observed for the baseline. */
@@ -198,12 +188,12 @@ export async function measureSize(
   root: string,
   spec: SizeSpec,
   log: Log,
-  options: { profileDir?: string; mode?: BenchMode; outage?: boolean } = {},
+  options: { profileDir?: string; mode?: BenchMode; outage?: boolean; redis?: RedisKind } = {},
 ): Promise<SizeResult> {
   const mode = options.mode ?? 'quiet';
   const workDir = mkdtempSync(join(tmpdir(), `fleetwatch-bench-${spec.label}-${mode}-`));
   const entities = spec.vehicles + spec.robots;
-  const redis = await PrivateRedis.start();
+  const redis = await startBenchRedis(options.redis ?? 'single');
   const cleanups: Array<() => Promise<void>> = [() => redis.stop()];
   try {
     // Started before anything is measured, so the references run beside it as fleetwatch does.
@@ -253,7 +243,7 @@ export async function measureSize(
       root,
       workDir,
       simulatorUrl: simulator.url,
-      redisUrl: redis.url,
+      redis: redis.section,
       sinkUrl: sink.url,
       intervalMs: spec.intervalMs,
       ...(options.profileDir ? { profileDir: options.profileDir } : {}),
@@ -282,16 +272,16 @@ export async function measureSize(
     const fleetwatchPid = fleetwatch.process.pid;
     const pids = {
       fleetwatch: fleetwatchPid,
-      redis: await redisPid(redis.url),
+      redis: await Promise.all(redis.urls.map(redisPid)),
       simulator: simulator.process.pid,
     };
     const cpuBefore = {
       fleetwatch: cpuMicros(pids.fleetwatch),
-      redis: cpuMicros(pids.redis),
+      redis: pids.redis.map(cpuMicros),
       simulator: cpuMicros(pids.simulator),
     };
     const requestsBefore = await simulator.requestsServed();
-    const commands = new RedisCommands(redis.url);
+    const commands = new RedisCommands(redis.urls);
     cleanups.unshift(async () => commands.close());
     const normalBill = await meter(pids, commands);
     const metricsBefore = await fleetwatch.metrics();
@@ -315,7 +305,7 @@ export async function measureSize(
 
     const cpu = {
       fleetwatch: cpuMicros(pids.fleetwatch) - cpuBefore.fleetwatch,
-      redis: cpuMicros(pids.redis) - cpuBefore.redis,
+      redis: pids.redis.map((pid, i) => cpuMicros(pid) - cpuBefore.redis[i]!),
       simulator: cpuMicros(pids.simulator) - cpuBefore.simulator,
     };
     const polls = (await simulator.requestsServed()) - requestsBefore;
@@ -355,7 +345,7 @@ export async function measureSize(
           cycles: Math.min(2, spec.cycles),
           fleetwatch,
           sink,
-          redisUrl: redis.url,
+          redisUrls: redis.urls,
           pids,
           setFaults: (faults) => simulator.setFaults(faults),
           log,
@@ -384,7 +374,14 @@ export async function measureSize(
         cpuPerObservation: cpu.fleetwatch / observations,
         cores: cpu.fleetwatch / 1000 / windowMs,
       },
-      redis: { cpuMicros: cpu.redis, cpuPerPoll: cpu.redis / polls },
+      redis: {
+        cpuMicros: sum(cpu.redis),
+        cpuPerPoll: sum(cpu.redis) / polls,
+        kind: redis.kind,
+        ...(redis.kind === 'cluster'
+          ? { masters: cpu.redis.map((micros) => ({ cpuPerPoll: micros / polls })) }
+          : {}),
+      },
       simulator: { cpuPerPoll: cpu.simulator / polls },
       memory: {
         meanRss: memory.meanBytes,

@@ -40,8 +40,9 @@ export interface OutageRun {
   cycles: number;
   fleetwatch: FleetwatchProcess;
   sink: WebhookSink;
-  redisUrl: string;
-  pids: { fleetwatch: number; redis: number };
+  /** Every Redis server (every master of a cluster). */
+  redisUrls: readonly string[];
+  pids: { fleetwatch: number; redis: readonly number[] };
   /** Turns the upstream's faults on (`faults`) or off (undefined). */
   setFaults(faults: Record<string, unknown> | undefined): Promise<void>;
   log(message: string): void;
@@ -49,18 +50,18 @@ export interface OutageRun {
 
 export const OUTAGE_FAULTS = { errorRates: { '503': 0.5 }, timeoutRate: 0.5, scope: ['v1', 'robots'] };
 
-/** Redis' command counters: every command, and those flagged `write`. */
+/** Redis' command counters, all servers together: every command, and those flagged `write`. */
 export class RedisCommands {
-  readonly #client: Redis;
+  readonly #clients: Redis[];
   #writeCommands: Set<string> | undefined;
 
-  constructor(url: string) {
-    this.#client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  constructor(urls: readonly string[]) {
+    this.#clients = urls.map((url) => new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 }));
   }
 
-  async #writes(): Promise<Set<string>> {
+  async #writes(client: Redis): Promise<Set<string>> {
     if (!this.#writeCommands) {
-      const table = (await this.#client.call('COMMAND')) as Array<[string, number, string[]]>;
+      const table = (await client.call('COMMAND')) as Array<[string, number, string[]]>;
       this.#writeCommands = new Set(
         table.filter((entry) => entry[2].includes('write')).map((entry) => entry[0].toLowerCase()),
       );
@@ -70,37 +71,40 @@ export class RedisCommands {
 
   /** Calls so far: all commands, and the writes among them. */
   async read(): Promise<{ all: number; writes: number }> {
-    if (this.#client.status === 'wait') await this.#client.connect();
-    const writes = await this.#writes();
-    const info = await this.#client.info('commandstats');
     let all = 0;
     let written = 0;
-    for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-      const calls = Number(match[2]);
-      all += calls;
-      // Subcommands show as `name|sub`; the table lists the parent.
-      if (writes.has(match[1]!.split('|')[0]!)) written += calls;
+    for (const client of this.#clients) {
+      if (client.status === 'wait') await client.connect();
+      const writes = await this.#writes(client);
+      const info = await client.info('commandstats');
+      for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+        const calls = Number(match[2]);
+        all += calls;
+        // Subcommands show as `name|sub`; the table lists the parent.
+        if (writes.has(match[1]!.split('|')[0]!)) written += calls;
+      }
     }
     return { all, writes: written };
   }
 
   close(): void {
-    this.#client.disconnect();
+    for (const client of this.#clients) client.disconnect();
   }
 }
 
 /** A cost meter over whole cycles: CPU of both processes and Redis' command counters. */
 export async function meter(pids: OutageRun['pids'], commands: RedisCommands) {
+  const redisCpu = (): number => pids.redis.reduce((total, pid) => total + cpuMicros(pid), 0);
   const start = {
     fleetwatch: cpuMicros(pids.fleetwatch),
-    redis: cpuMicros(pids.redis),
+    redis: redisCpu(),
     commands: await commands.read(),
   };
   return async (cycles: number): Promise<CycleCost> => {
     const now = await commands.read();
     return {
       fleetwatchCpuMs: (cpuMicros(pids.fleetwatch) - start.fleetwatch) / 1000 / cycles,
-      redisCpuMs: (cpuMicros(pids.redis) - start.redis) / 1000 / cycles,
+      redisCpuMs: (redisCpu() - start.redis) / 1000 / cycles,
       redisCommands: (now.all - start.commands.all) / cycles,
       redisWrites: (now.writes - start.commands.writes) / cycles,
     };
@@ -129,7 +133,7 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
  * cycles) for the recovery. `normal` is the bill of the size's measured cycles.
  */
 export async function measureOutage(run: OutageRun, normal: CycleCost): Promise<OutageResult> {
-  const commands = new RedisCommands(run.redisUrl);
+  const commands = new RedisCommands(run.redisUrls);
   try {
     const posts = run.sink.arrivals.length;
     const faultsOn = Date.now();

@@ -159,6 +159,34 @@ function pairRows(results: readonly SizeResult[]): string[] {
   ];
 }
 
+/** How Redis' CPU per poll spreads over a cluster's masters (`--redis cluster`). */
+function clusterRows(
+  results: readonly SizeResult[],
+  sizeCell: (r: SizeResult) => string,
+  sizeHead: string,
+  sizeRule: string,
+): string[] {
+  const clustered = results.filter((r) => r.redis.masters && r.redis.masters.length > 0);
+  if (clustered.length === 0) return [];
+  const lines = [
+    '',
+    '### Redis Cluster',
+    '',
+    'Redis CPU per poll on each master of a 3-master cluster, and the busiest master’s share of it all.',
+    '',
+    `| ${sizeHead} | all masters | each master | busiest share |`,
+    `|${sizeRule}|---|---|---|`,
+  ];
+  for (const r of clustered) {
+    const masters = r.redis.masters!.map((master) => master.cpuPerPoll);
+    const busiest = Math.max(...masters) / r.redis.cpuPerPoll;
+    lines.push(
+      `| ${sizeCell(r)} | ${us(r.redis.cpuPerPoll)} | ${masters.map(us).join(' / ')} | ${Number.isFinite(busiest) ? `${Math.round(busiest * 100)} %` : 'n/a'} |`,
+    );
+  }
+  return lines;
+}
+
 /** When each API was judged degraded, from the faults on. */
 function judged(outage: NonNullable<SizeResult['outage']>): string {
   return (['fleet', 'robots'] as const)
@@ -240,6 +268,7 @@ export function renderBlock(results: readonly SizeResult[], machine: Machine): s
     );
   }
   lines.push(...pairRows(results));
+  lines.push(...clusterRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
   lines.push('', '### Targets', '', ...targetRows(results, machine), BLOCK_END);
   return lines.join('\n');

@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { measureConsole } from './console.js';
 import { measureSize, type SizeResult, type SizeSpec } from './measure.js';
 import { type BenchMode, DEFAULT_SIZES, MODES, modeList, SIZES, sizeList } from './options.js';
+import { REDIS_KINDS, type RedisKind } from './redis.js';
 import {
   describeMachine,
   mergeConsoleReport,
@@ -43,6 +44,14 @@ const program = new Command('npm run bench --')
   .addOption(new Option('--contended', 'the same as --mode contended').conflicts('mode'))
   .option('--out <dir>', 'where BENCHMARKS.md and BENCHMARKS.json go', root)
   .option('--profile <dir>', 'write a V8 CPU profile of each fleetwatch run into this folder')
+  .addOption(
+    new Option(
+      '--redis <kind>',
+      `the Redis each size runs against: one server, or a Redis Cluster of 3 masters (${REDIS_KINDS.join(', ')})`,
+    )
+      .choices(REDIS_KINDS)
+      .default('single'),
+  )
   .option(
     '--outage',
     'after each size: the whole upstream fails (time-outs and 503s) and what it costs is measured (about 4–6 cycles more)',
@@ -62,6 +71,7 @@ const options = program.opts<{
   out: string;
   profile?: string;
   outage?: boolean;
+  redis: RedisKind;
 }>();
 const modes: BenchMode[] = options.contended ? ['contended'] : options.mode;
 const section = program.args[0] ?? 'polling';
@@ -106,6 +116,7 @@ for (const spec of options.sizes) {
       mode,
       ...(options.profile ? { profileDir: resolve(options.profile) } : {}),
       ...(options.outage ? { outage: true } : {}),
+      redis: options.redis,
     });
     log(
       `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,

@@ -111,6 +111,27 @@ describe('the benchmark report', () => {
     );
   });
 
+  it('spreads Redis CPU per poll over a cluster’s masters, with the busiest one’s share', () => {
+    const clustered = result('10k', 'quiet', { cpuPerPoll: 150, p99: 40 });
+    const block = renderBlock(
+      [
+        {
+          ...clustered,
+          redis: {
+            cpuMicros: 1,
+            cpuPerPoll: 30,
+            kind: 'cluster',
+            masters: [{ cpuPerPoll: 12 }, { cpuPerPoll: 9 }, { cpuPerPoll: 9 }],
+          },
+        },
+      ],
+      machine,
+    );
+    expect(block).toContain('### Redis Cluster');
+    expect(block).toContain('| 10k | 30 µs | 12 µs / 9 µs / 9 µs | 40 % |');
+    expect(renderBlock([clustered], machine)).not.toContain('Redis Cluster');
+  });
+
   it('marks each result with its mode and puts a size’s quiet and contended results side by side', () => {
     const block = renderBlock(
       [

@@ -1,0 +1,52 @@
+import { Redis } from 'ioredis';
+import { PrivateRedis } from '../test/support/private-redis.js';
+import { startRedisCluster } from '../test/support/redis-cluster.js';
+
+/**
+ * The Redis a size runs against, started for it alone: one `redis-server` (`--redis single`, the
+ * default) or a Redis Cluster of 3 masters on loopback ports (`--redis cluster`), each measured
+ * as its own process.
+ */
+
+export const REDIS_KINDS = ['single', 'cluster'] as const;
+export type RedisKind = (typeof REDIS_KINDS)[number];
+
+/** Masters of the benchmark's cluster. */
+export const CLUSTER_MASTERS = 3;
+
+export interface BenchRedis {
+  readonly kind: RedisKind;
+  /** Each server's (each master's) `redis://` URL. */
+  readonly urls: readonly string[];
+  /** fleetwatch's `redis:` section for it, without the prefix. */
+  readonly section: Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+export async function startBenchRedis(kind: RedisKind): Promise<BenchRedis> {
+  if (kind === 'cluster') {
+    const cluster = await startRedisCluster(CLUSTER_MASTERS);
+    return {
+      kind,
+      urls: cluster.nodes,
+      section: { cluster: { nodes: [...cluster.nodes] } },
+      stop: () => cluster.stop(),
+    };
+  }
+  const redis = await PrivateRedis.start();
+  return { kind, urls: [redis.url], section: { url: redis.url }, stop: () => redis.stop() };
+}
+
+/** The process id of the server at `url` (`INFO server`). */
+export async function redisPid(url: string): Promise<number> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await client.connect();
+    const info = await client.info('server');
+    const pid = Number(/^process_id:(\d+)/m.exec(info)?.[1]);
+    if (!Number.isInteger(pid)) throw new Error('INFO server named no process_id');
+    return pid;
+  } finally {
+    client.disconnect();
+  }
+}
