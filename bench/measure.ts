@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { Prng } from '../src/simulator/prng.js';
 import { PrivateRedis } from '../test/support/private-redis.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
+import { stopSignal, track } from './cleanup.js';
 import { type FleetIds, fetchToken, listIds } from './cycle.js';
 import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
 import { CpuHog, type HogResult } from './hog.js';
@@ -85,12 +86,12 @@ async function runUndiciLoop(root: string, simulatorUrl: string): Promise<Undici
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import', 'tsx', join(root, 'bench/undici-loop.ts'), simulatorUrl, '32', '64'],
-    { cwd: root, maxBuffer: 1 << 20 },
+    { cwd: root, maxBuffer: 1 << 20, signal: stopSignal },
   );
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as UndiciResult;
 }
 
-async function redisPid(url: string): Promise<number> {
+export async function redisPid(url: string): Promise<number> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await client.connect();
@@ -101,6 +102,33 @@ async function redisPid(url: string): Promise<number> {
   } finally {
     client.disconnect();
   }
+}
+
+/** A private redis-server registered with cleanup.ts (an interrupted benchmark stops it too). */
+export async function startPrivateRedis(): Promise<{ redis: PrivateRedis; stop: () => Promise<void> }> {
+  const redis = await PrivateRedis.start();
+  const pid = await redisPid(redis.url).catch(() => undefined);
+  const untrack = track('redis-server', () => redis.stop(), pid);
+  return {
+    redis,
+    stop: async () => {
+      await redis.stop();
+      untrack();
+    },
+  };
+}
+
+/** The loopback webhook receiver, registered with cleanup.ts. */
+export async function startSink(): Promise<{ sink: WebhookSink; stop: () => Promise<void> }> {
+  const sink = await WebhookSink.start();
+  const untrack = track('webhook receiver', () => sink.close());
+  return {
+    sink,
+    stop: async () => {
+      await sink.close();
+      untrack();
+    },
+  };
 }
 
 /** Entity pollers and the kind whose count they must have observed for the baseline. */
@@ -200,8 +228,8 @@ export async function measureSize(
   const mode = options.mode ?? 'quiet';
   const workDir = mkdtempSync(join(tmpdir(), `fleetwatch-bench-${spec.label}-${mode}-`));
   const entities = spec.vehicles + spec.robots;
-  const redis = await PrivateRedis.start();
-  const cleanups: Array<() => Promise<void>> = [() => redis.stop()];
+  const { redis, stop: stopRedis } = await startPrivateRedis();
+  const cleanups: Array<() => Promise<void>> = [stopRedis];
   try {
     // Started before anything is measured, so the references run beside it as fleetwatch does.
     const hog = mode === 'contended' ? CpuHog.start(join(workDir, 'hog.log')) : undefined;
@@ -244,8 +272,8 @@ export async function measureSize(
     if (startAt < Date.now()) startAt += spec.intervalMs;
     await delay(startAt - Date.now());
 
-    const sink = await WebhookSink.start();
-    cleanups.unshift(() => sink.close());
+    const { sink, stop: stopSink } = await startSink();
+    cleanups.unshift(stopSink);
     const fleetwatch = await FleetwatchProcess.start({
       root,
       workDir,

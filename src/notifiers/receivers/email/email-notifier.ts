@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import type { Logger } from '../../../log/logger.js';
 import { REDACTED, type SecretRegistry } from '../../../log/secrets.js';
 import {
@@ -48,7 +48,8 @@ export class EmailNotifier implements Notifier {
   readonly name: string;
   readonly #config: EmailReceiverConfig;
   readonly #server: string;
-  readonly #transport: Transport;
+  /** nodemailer is imported with the first email receiver (about 3 MB no other installation needs). */
+  readonly #transport: Promise<Transport>;
   readonly #consoleUrl: string | undefined;
   readonly #secrets: SecretRegistry;
   readonly #logger: Logger;
@@ -63,31 +64,35 @@ export class EmailNotifier implements Notifier {
     this.#logger = deps.logger.child({ receiver: config.name, receiverKind: 'email', server: this.#server });
     this.#consoleUrl = deps.consoleUrl;
     const timeout = config.timeout;
-    this.#transport = nodemailer.createTransport({
-      host,
-      port,
-      secure: config.tls === 'implicit',
-      requireTLS: config.tls === 'starttls',
-      ignoreTLS: config.tls === 'none',
-      ...(config.auth ? { auth: { user: config.auth.username, pass: config.auth.password } } : {}),
-      // With credentials configured, a server that offers no AUTH fails the send instead of
-      // taking the message unauthenticated.
-      forceAuth: config.auth !== undefined,
-      tls: {
-        minVersion: 'TLSv1.2',
-        rejectUnauthorized: !config.insecure_skip_verify,
-        ...(config.ca === undefined ? {} : { ca: config.ca }),
-      },
-      connectionTimeout: timeout,
-      greetingTimeout: timeout,
-      socketTimeout: timeout,
-      dnsTimeout: timeout,
-      socketCloseTimeout: 1_000,
-      // The message is built here; nothing in it may make nodemailer read a file or fetch a URL.
-      disableFileAccess: true,
-      disableUrlAccess: true,
-      logger: false,
-    });
+    this.#transport = import('nodemailer').then(({ default: mailer }) =>
+      mailer.createTransport({
+        host,
+        port,
+        secure: config.tls === 'implicit',
+        requireTLS: config.tls === 'starttls',
+        ignoreTLS: config.tls === 'none',
+        ...(config.auth ? { auth: { user: config.auth.username, pass: config.auth.password } } : {}),
+        // With credentials configured, a server that offers no AUTH fails the send instead of
+        // taking the message unauthenticated.
+        forceAuth: config.auth !== undefined,
+        tls: {
+          minVersion: 'TLSv1.2',
+          rejectUnauthorized: !config.insecure_skip_verify,
+          ...(config.ca === undefined ? {} : { ca: config.ca }),
+        },
+        connectionTimeout: timeout,
+        greetingTimeout: timeout,
+        socketTimeout: timeout,
+        dnsTimeout: timeout,
+        socketCloseTimeout: 1_000,
+        // The message is built here; nothing in it may make nodemailer read a file or fetch a URL.
+        disableFileAccess: true,
+        disableUrlAccess: true,
+        logger: false,
+      }),
+    );
+    // A failed import surfaces at the first delivery (and close), not as an unhandled rejection.
+    this.#transport.catch(() => {});
   }
 
   async deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
@@ -106,7 +111,7 @@ export class EmailNotifier implements Notifier {
   }
 
   async close(): Promise<void> {
-    this.#transport.close();
+    (await this.#transport.catch(() => undefined))?.close();
   }
 
   async #send(
@@ -129,10 +134,12 @@ export class EmailNotifier implements Notifier {
       const reason = `could not build the message: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: { kind: 'retry', reason }, rejected: [] };
     }
+    // Not caught: a nodemailer that cannot be imported is an installation problem, not the server's.
+    const transport = await this.#transport;
     const timeout = AbortSignal.timeout(config.timeout);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     try {
-      const info = await this.#transport.sendMail({
+      const info = await transport.sendMail({
         from: config.from,
         to: config.to,
         subject: message.subject,
