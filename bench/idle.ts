@@ -25,7 +25,7 @@ export interface IdleResult {
   entities: number;
   settleMs: number;
   /** RSS samples (bytes) over the settle window, one a second. */
-  rss: { first: number; last: number; mean: number; max: number };
+  rss: { first: number; last: number; mean: number; median: number; max: number };
   /** V8's heap at the end of the window (prom-client's `nodejs_heap_size_*`). */
   heap: { used: number; total: number };
   fleetwatchExit: string;
@@ -89,15 +89,20 @@ export async function measureIdle(
       const exit = fleetwatch.process.exit;
       fleetwatchExit = exit ? (exit.signal ? `signal ${exit.signal}` : `exit ${exit.code}`) : 'unknown';
     });
-    log(`${entities} entities at ${simulator.url}; waiting until fleetwatch has polled each; logs in ${workDir}`);
+    log(
+      `${entities} entities at ${simulator.url}; waiting until fleetwatch has polled each; logs in ${workDir}`,
+    );
     const polled = (samples: Samples): boolean =>
       sumOf(samples, 'fleetwatch_poll_observations_total', 'poller="power"') >= IDLE_FLEET.vehicles &&
       sumOf(samples, 'fleetwatch_poll_observations_total', 'poller="robot_health"') >= IDLE_FLEET.robots;
     const deadline = Date.now() + BASELINE_TIMEOUT_MS;
     while (!polled(await fleetwatch.metrics())) {
-      if (!fleetwatch.process.running) throw new Error(`fleetwatch exited (see ${fleetwatch.process.logFile})`);
+      if (!fleetwatch.process.running)
+        throw new Error(`fleetwatch exited (see ${fleetwatch.process.logFile})`);
       if (Date.now() > deadline)
-        throw new Error(`fleetwatch did not poll the ${entities} entities within ${BASELINE_TIMEOUT_MS / 1000} s`);
+        throw new Error(
+          `fleetwatch did not poll the ${entities} entities within ${BASELINE_TIMEOUT_MS / 1000} s`,
+        );
       await delay(500);
     }
 
@@ -128,6 +133,7 @@ export async function measureIdle(
         first: samples[0] ?? 0,
         last: samples.at(-1) ?? 0,
         mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+        median: [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)] ?? 0,
         max: Math.max(...samples),
       },
       heap,

@@ -140,7 +140,11 @@ const BASELINE: ReadonlyArray<[string, keyof FleetSize]> = [
   ['robot_config', 'robots'],
 ];
 
-async function waitForBaseline(fleetwatch: FleetwatchProcess, spec: SizeSpec, ids: FleetIds): Promise<void> {
+export async function waitForBaseline(
+  fleetwatch: FleetwatchProcess,
+  spec: SizeSpec,
+  ids: FleetIds,
+): Promise<void> {
   const deadline = Date.now() + 3 * spec.intervalMs + 60_000;
   for (;;) {
     const samples = await fleetwatch.metrics();
