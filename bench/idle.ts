@@ -1,8 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { randomBytes } from 'node:crypto';
 import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
 import { startPrivateRedis, startSink } from './measure.js';
 import { memoryOf } from './proc.js';

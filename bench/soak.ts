@@ -6,7 +6,7 @@ import { InvalidArgumentError } from 'commander';
 import { Prng } from '../src/simulator/prng.js';
 import { fetchToken, listIds } from './cycle.js';
 import { FleetwatchProcess, sumOf } from './fleetwatch.js';
-import { startPrivateRedis, startSink, type SizeSpec, waitForBaseline } from './measure.js';
+import { type SizeSpec, startPrivateRedis, startSink, waitForBaseline } from './measure.js';
 import { memoryOf } from './proc.js';
 import { SimulatorProcess } from './simulator.js';
 
