@@ -17,6 +17,22 @@ import { outcomeOfSmtpError, replyCode } from './outcome.js';
 /** The SMTP transport as far as the notifier uses it: nodemailer's, or a test's. */
 type Transport = ReturnType<typeof nodemailer.createTransport>;
 
+let mailer: Promise<typeof nodemailer> | undefined;
+
+/**
+ * nodemailer, imported once, with the first email receiver: about 3 MB that an installation
+ * without one never loads. `fleetwatch run` awaits it before starting when the config has an
+ * email receiver, so a missing module stops the start with the import's own error, as a static
+ * import did.
+ */
+export function loadNodemailer(): Promise<typeof nodemailer> {
+  mailer ??= import('nodemailer').then((module) => module.default);
+  mailer.catch(() => {
+    mailer = undefined;
+  });
+  return mailer;
+}
+
 /**
  * The `Message-ID` of a notification: the same for every attempt at it, so a message the server
  * accepted but whose answer was lost (a time-out after the data) and that is sent again is
@@ -48,7 +64,7 @@ export class EmailNotifier implements Notifier {
   readonly name: string;
   readonly #config: EmailReceiverConfig;
   readonly #server: string;
-  /** nodemailer is imported with the first email receiver (about 3 MB no other installation needs). */
+  /** nodemailer's transport once nodemailer is imported (loadNodemailer). */
   readonly #transport: Promise<Transport>;
   readonly #consoleUrl: string | undefined;
   readonly #secrets: SecretRegistry;
@@ -64,8 +80,8 @@ export class EmailNotifier implements Notifier {
     this.#logger = deps.logger.child({ receiver: config.name, receiverKind: 'email', server: this.#server });
     this.#consoleUrl = deps.consoleUrl;
     const timeout = config.timeout;
-    this.#transport = import('nodemailer').then(({ default: mailer }) =>
-      mailer.createTransport({
+    this.#transport = loadNodemailer().then((loaded) =>
+      loaded.createTransport({
         host,
         port,
         secure: config.tls === 'implicit',
@@ -134,8 +150,14 @@ export class EmailNotifier implements Notifier {
       const reason = `could not build the message: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: { kind: 'retry', reason }, rejected: [] };
     }
-    // Not caught: a nodemailer that cannot be imported is an installation problem, not the server's.
-    const transport = await this.#transport;
+    let transport: Transport;
+    try {
+      transport = await this.#transport;
+    } catch (error) {
+      // Only when nodemailer could not be imported after the start (a receiver a reload added).
+      const reason = `could not load nodemailer: ${error instanceof Error ? error.message : String(error)}`;
+      return { outcome: { kind: 'retry', reason }, rejected: [] };
+    }
     const timeout = AbortSignal.timeout(config.timeout);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     try {
