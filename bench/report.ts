@@ -344,7 +344,7 @@ export function renderSoakBlock(result: SoakResult, machine: Machine): string {
     `| ${name} | ${mb(trend.start)} | ${mb(trend.end)} | ${mb(trend.max)} | ${perHour(trend.slopePerHour)} | < ${perHour(limit).slice(1)} | ${trend.slopePerHour < limit ? 'no growth' : '**grows**'} |`;
   return [
     SOAK_BLOCK_START,
-    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, Node ${machine.node}: ${result.spec.label} (${count(result.spec.vehicles)} + ${count(result.spec.robots)}, every poller each ${result.spec.intervalMs / 1000} s) for ${Math.round(result.durationMs / 60_000)} minutes after the baseline cycle, ${count(result.flips)} changes delivered along the way; the first ${Math.round(result.warmupMs / 60_000)} minutes are warm-up. fleetwatch ${result.fleetwatchExit}.`,
+    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, Node ${machine.node}: ${result.spec.label} (${count(result.spec.vehicles)} + ${count(result.spec.robots)}, every poller each ${result.spec.intervalMs / 1000} s) for ${Math.round(result.durationMs / 60_000)} minutes after the baseline cycle, ${count(result.flips)} changes made along the way; the first ${Math.round(result.warmupMs / 60_000)} minutes are warm-up. fleetwatch ${result.fleetwatchExit}.`,
     '',
     '| memory | start | end | max | slope after warm-up | limit | verdict |',
     '|---|---|---|---|---|---|---|',
