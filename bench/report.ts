@@ -122,7 +122,7 @@ export function describeOlderRows(
     ({ measured, rows }) =>
       `${rows.join(', ')} on ${measured.date.slice(0, 10)} at commit \`${measured.commit}\``,
   );
-  return `Rows from earlier runs (a later run measured only some sizes): ${parts.join('; ')}.`;
+  return `Rows measured in an earlier run: ${parts.join('; ')}.`;
 }
 
 const us = (value: number): string => (Number.isFinite(value) ? `${Math.round(value)} µs` : 'n/a');

@@ -107,7 +107,7 @@ describe('the block of a partial run', () => {
       later,
     );
     expect(describeOlderRows(merged, later)).toBe(
-      'Rows from earlier runs (a later run measured only some sizes): 1k, 40k on 2026-01-01 at commit `aaa1111`.',
+      'Rows measured in an earlier run: 1k, 40k on 2026-01-01 at commit `aaa1111`.',
     );
     const block = renderBlock(merged, later);
     expect(block).toContain('at commit `bbb2222`');
