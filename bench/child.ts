@@ -1,10 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
+import { track } from './cleanup.js';
 
 /**
  * A process the benchmark starts and stops: output to a log file (named in errors), the first
  * stdout line available to callers that print their address, and a stop that waits for the exit.
+ * It is registered with cleanup.ts until it exits, so an interrupted benchmark stops it too.
  */
 export class BenchProcess {
   readonly name: string;
@@ -45,8 +47,10 @@ export class BenchProcess {
       );
     });
     this.#firstLine.catch(() => {});
+    const untrack = track(name, () => this.stop(), this.#child.pid);
     this.#exited = once(this.#child, 'exit').then(([code, signal]) => {
       this.exit = { code: code as number | null, signal: signal as NodeJS.Signals | null };
+      untrack();
       log.end();
     });
     this.#child.once('error', (error) => {

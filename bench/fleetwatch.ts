@@ -30,6 +30,10 @@ export interface FleetwatchOptions {
   apiToken?: string;
   /** Whole top-level sections that replace the benchmark's own (the console's run: a token, fewer pollers). */
   overrides?: Record<string, unknown>;
+  /** The whole config instead of the benchmark's (the idle run: fleetwatch's defaults), given the HTTP port. */
+  config?: (httpPort: number) => Record<string, unknown>;
+  /** Extra arguments for node before the script (V8 flags). */
+  nodeArgs?: string[];
 }
 
 export function benchConfig(options: FleetwatchOptions & { httpPort: number }): Record<string, unknown> {
@@ -121,12 +125,15 @@ export class FleetwatchProcess {
   static async start(options: FleetwatchOptions): Promise<FleetwatchProcess> {
     const httpPort = await freePort();
     const configFile = join(options.workDir, 'fleetwatch.yaml');
-    writeFileSync(configFile, stringify({ ...benchConfig({ ...options, httpPort }), ...options.overrides }));
+    const config = options.config
+      ? options.config(httpPort)
+      : { ...benchConfig({ ...options, httpPort }), ...options.overrides };
+    writeFileSync(configFile, stringify(config));
     const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
     const child = new BenchProcess(
       'fleetwatch',
       process.execPath,
-      [...profile, join(options.root, 'bin/fleetwatch.js'), 'run'],
+      [...(options.nodeArgs ?? []), ...profile, join(options.root, 'bin/fleetwatch.js'), 'run'],
       {
         env: { ...process.env, FLEETWATCH_CONFIG: configFile },
         logFile: join(options.workDir, 'fleetwatch.log'),

@@ -6,8 +6,8 @@ import { cpuMicros } from './proc.js';
 /**
  * The contended mode's CPU hog: a child process spinning one core at 100 %, pinned to CPU 1 with
  * `taskset` when that exists and works here. It must never outlive the benchmark: stop() ends it,
- * process exit and Ctrl-C kill it, and the hog itself exits once its parent is gone (a SIGKILLed
- * benchmark cannot clean up after itself).
+ * Ctrl-C, SIGTERM and process exit kill it (it is a BenchProcess, registered with cleanup.ts), and
+ * the hog itself exits once its parent is gone (a SIGKILLed benchmark cannot clean up after itself).
  */
 
 /**
@@ -46,20 +46,12 @@ export class CpuHog {
   readonly #process: BenchProcess;
   readonly #startedAt: number;
   readonly #cpuBefore: number;
-  readonly #killOnExit = (): void => this.kill();
-  readonly #killOnSignal = (signal: NodeJS.Signals): void => {
-    this.kill();
-    process.exit(signal === 'SIGINT' ? 130 : 143);
-  };
 
   private constructor(process_: BenchProcess, pinnedCpu: number | undefined) {
     this.#process = process_;
     this.pinnedCpu = pinnedCpu;
     this.#startedAt = Date.now();
     this.#cpuBefore = cpuMicros(process_.pid);
-    process.once('exit', this.#killOnExit);
-    process.once('SIGINT', this.#killOnSignal);
-    process.once('SIGTERM', this.#killOnSignal);
   }
 
   static start(logFile: string): CpuHog {
@@ -91,9 +83,6 @@ export class CpuHog {
       cores = (cpuMicros(this.#process.pid) - this.#cpuBefore) / 1000 / wallMs;
     }
     await this.#process.stop('SIGKILL', 5_000);
-    process.off('exit', this.#killOnExit);
-    process.off('SIGINT', this.#killOnSignal);
-    process.off('SIGTERM', this.#killOnSignal);
     return { pinnedCpu: this.pinnedCpu ?? null, cores };
   }
 }

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { Prng } from '../src/simulator/prng.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
+import { stopSignal, track } from './cleanup.js';
 import { type FleetIds, fetchToken, listIds } from './cycle.js';
 import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
 import { CpuHog, type HogResult } from './hog.js';
@@ -91,9 +92,22 @@ async function runUndiciLoop(root: string, simulatorUrl: string): Promise<Undici
   const { stdout } = await promisify(execFile)(
     process.execPath,
     ['--import', 'tsx', join(root, 'bench/undici-loop.ts'), simulatorUrl, '32', '64'],
-    { cwd: root, maxBuffer: 1 << 20 },
+    { cwd: root, maxBuffer: 1 << 20, signal: stopSignal },
   );
   return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as UndiciResult;
+}
+
+/** The loopback webhook receiver, registered with cleanup.ts. */
+export async function startSink(): Promise<{ sink: WebhookSink; stop: () => Promise<void> }> {
+  const sink = await WebhookSink.start();
+  const untrack = track('webhook receiver', () => sink.close());
+  return {
+    sink,
+    stop: async () => {
+      await sink.close();
+      untrack();
+    },
+  };
 }
 
 /** Entity pollers and the kind whose count they must have observed for the baseline. */
@@ -105,7 +119,11 @@ const BASELINE: ReadonlyArray<[string, keyof FleetSize]> = [
   ['robot_config', 'robots'],
 ];
 
-async function waitForBaseline(fleetwatch: FleetwatchProcess, spec: SizeSpec, ids: FleetIds): Promise<void> {
+export async function waitForBaseline(
+  fleetwatch: FleetwatchProcess,
+  spec: SizeSpec,
+  ids: FleetIds,
+): Promise<void> {
   const deadline = Date.now() + 3 * spec.intervalMs + 60_000;
   for (;;) {
     const samples = await fleetwatch.metrics();
@@ -237,8 +255,8 @@ export async function measureSize(
     if (startAt < Date.now()) startAt += spec.intervalMs;
     await delay(startAt - Date.now());
 
-    const sink = await WebhookSink.start();
-    cleanups.unshift(() => sink.close());
+    const { sink, stop: stopSink } = await startSink();
+    cleanups.unshift(stopSink);
     const fleetwatch = await FleetwatchProcess.start({
       root,
       workDir,

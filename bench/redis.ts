@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { PrivateRedis } from '../test/support/private-redis.js';
 import { startRedisCluster } from '../test/support/redis-cluster.js';
+import { track } from './cleanup.js';
 
 /**
  * The Redis a size runs against, started for it alone: one `redis-server` (`--redis single`, the
@@ -23,18 +24,37 @@ export interface BenchRedis {
   stop(): Promise<void>;
 }
 
+/** Starts the Redis of a size, registered with cleanup.ts (an interrupted benchmark stops it too). */
 export async function startBenchRedis(kind: RedisKind): Promise<BenchRedis> {
-  if (kind === 'cluster') {
-    const cluster = await startRedisCluster(CLUSTER_MASTERS);
-    return {
-      kind,
-      urls: cluster.nodes,
-      section: { cluster: { nodes: [...cluster.nodes] } },
-      stop: () => cluster.stop(),
-    };
-  }
-  const redis = await PrivateRedis.start();
-  return { kind, urls: [redis.url], section: { url: redis.url }, stop: () => redis.stop() };
+  const started =
+    kind === 'cluster'
+      ? await startRedisCluster(CLUSTER_MASTERS).then((cluster) => ({
+          urls: cluster.nodes,
+          section: { cluster: { nodes: [...cluster.nodes] } },
+          stop: () => cluster.stop(),
+        }))
+      : await PrivateRedis.start().then((redis) => ({
+          urls: [redis.url],
+          section: { url: redis.url },
+          stop: () => redis.stop(),
+        }));
+  const pids = await Promise.all(started.urls.map((url) => redisPid(url).catch(() => undefined)));
+  const untrack = pids.map((pid, i) =>
+    // One entry per server, so the exit hook can SIGKILL each; stopping one stops them all.
+    track(kind === 'cluster' ? `redis-server (cluster master ${i + 1})` : 'redis-server', started.stop, pid),
+  );
+  let stopping: Promise<void> | undefined;
+  return {
+    kind,
+    urls: started.urls,
+    section: started.section,
+    stop: () => {
+      stopping ??= started.stop().finally(() => {
+        for (const forget of untrack) forget();
+      });
+      return stopping;
+    },
+  };
 }
 
 /** The process id of the server at `url` (`INFO server`). */

@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
 import type { ConsoleResult } from './console.js';
+import type { IdleResult } from './idle.js';
 import type { SizeResult } from './measure.js';
 import type { BenchMode } from './options.js';
+import { SOAK_LIMITS, type SoakResult } from './soak.js';
 
 /** BENCHMARKS.md (the generated block) and the JSON beside it. */
 
@@ -13,6 +15,10 @@ export const TARGETS = {
   cpuPerPollMicros: 300,
   beyondPollP99Ms: 100,
   rssPerThousandBytes: 10 * 1024 * 1024,
+  /** Memory that grows with the fleet: RSS at 40k minus RSS at the smallest size, per 1,000. */
+  growthPerThousandBytes: 2 * 1024 * 1024,
+  /** `fleetwatch run` with its defaults and 60 entities, once settled (bench/idle.ts). */
+  idleRssBytes: 90 * 1024 * 1024,
   /** With one core taken by the contended mode's CPU hog. */
   contendedBeyondPollP99Ms: 150,
 } as const;
@@ -53,6 +59,74 @@ export function describeMachine(root: string): Machine {
   };
 }
 
+/** Where a row of the block comes from: the run that measured it. */
+export interface Measured {
+  commit: string;
+  date: string;
+}
+
+/** A result as BENCHMARKS.json keeps it: rows of earlier runs carry the run they are from. */
+export type StoredResult = SizeResult & { measured?: Measured };
+export type StoredIdle = IdleResult & { measured?: Measured };
+
+const measuredBy = (machine: Machine): Measured => ({ commit: machine.commit, date: machine.date });
+const sameRun = (a: Measured, b: Measured): boolean =>
+  a.commit === b.commit && a.date.slice(0, 10) === b.date.slice(0, 10);
+
+/**
+ * The rows after a run: each fresh result replaces the stored one of its size and mode, the
+ * others stay (a partial run, `--sizes 10k` or one mode, keeps the rest of the table). Stored rows
+ * without provenance get their file's machine; rows come out by fleet size, then quiet before
+ * contended.
+ */
+export function mergeResults(
+  stored: readonly StoredResult[],
+  storedMachine: Machine | undefined,
+  fresh: readonly SizeResult[],
+  machine: Machine,
+): StoredResult[] {
+  // A run against a Redis Cluster is a row of its own beside the one-server run of the same size.
+  const key = (r: SizeResult): string => `${r.spec.label} ${modeOf(r)} ${r.redis.kind ?? 'single'}`;
+  const freshKeys = new Set(fresh.map(key));
+  const kept = stored
+    .filter((r) => !freshKeys.has(key(r)))
+    .map((r) => {
+      const measured = r.measured ?? (storedMachine ? measuredBy(storedMachine) : undefined);
+      return measured ? { ...r, measured } : r;
+    });
+  const order = (r: SizeResult): number =>
+    r.entities * 4 + (modeOf(r) === 'quiet' ? 0 : 1) + (r.redis.kind === 'cluster' ? 2 : 0);
+  return [...kept, ...fresh.map((r) => ({ ...r, measured: measuredBy(machine) }))].sort(
+    (a, b) => order(a) - order(b),
+  );
+}
+
+/** One sentence naming the rows measured in another run than `machine`'s, or undefined. */
+export function describeOlderRows(
+  results: readonly StoredResult[],
+  machine: Machine,
+  idle?: StoredIdle,
+): string | undefined {
+  const current = measuredBy(machine);
+  const groups = new Map<string, { measured: Measured; rows: string[] }>();
+  const add = (row: string, measured: Measured | undefined): void => {
+    if (!measured || sameRun(measured, current)) return;
+    const id = `${measured.date.slice(0, 10)} ${measured.commit}`;
+    const group = groups.get(id) ?? { measured, rows: [] };
+    group.rows.push(row);
+    groups.set(id, group);
+  };
+  for (const r of results)
+    add(modeOf(r) === 'quiet' ? r.spec.label : `${r.spec.label} ${modeOf(r)}`, r.measured);
+  if (idle) add('idle', idle.measured);
+  if (groups.size === 0) return undefined;
+  const parts = [...groups.values()].map(
+    ({ measured, rows }) =>
+      `${rows.join(', ')} on ${measured.date.slice(0, 10)} at commit \`${measured.commit}\``,
+  );
+  return `Rows measured in an earlier run: ${parts.join('; ')}.`;
+}
+
 const us = (value: number): string => (Number.isFinite(value) ? `${Math.round(value)} µs` : 'n/a');
 const ms = (value: number): string => (Number.isFinite(value) ? `${Math.round(value)} ms` : 'n/a');
 const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
@@ -83,7 +157,7 @@ function quietTargetRows(target: SizeResult, machine: Machine): string[] {
     `| 40,000 entities on a 60 s cycle on ${TARGETS.cores} cores | ${target.cycles.overruns} overruns, ${target.cycles.leaseHeld} entities skipped, ${machine.cores} cores | ${verdict(target.cycles.withinInterval && machine.cores <= TARGETS.cores, `${target.cycles.overruns} overrunning jobs`)} |`,
     `| ≤ ${TARGETS.cpuPerPollMicros} µs fleetwatch CPU per poll | ${us(cpu)} | ${verdict(cpu <= TARGETS.cpuPerPollMicros, percentOver(cpu, TARGETS.cpuPerPollMicros))} |`,
     `| change-to-webhook p99 ≤ ${TARGETS.beyondPollP99Ms} ms beyond the poll | ${ms(p99)} | ${verdict(p99 <= TARGETS.beyondPollP99Ms, percentOver(p99, TARGETS.beyondPollP99Ms))} |`,
-    `| ≤ 10 MB RSS per 1,000 entities | ${mb(rss)} | ${verdict(rss <= TARGETS.rssPerThousandBytes, percentOver(rss / 2 ** 20, 10))} |`,
+    `| ≤ 10 MB RSS per 1,000 entities (at 40k) | ${mb(rss)} | ${verdict(rss <= TARGETS.rssPerThousandBytes, percentOver(rss / 2 ** 20, 10))} |`,
   ];
 }
 
@@ -95,31 +169,36 @@ function contendedTargetRows(target: SizeResult): string[] {
   ];
 }
 
-function targetRows(results: readonly SizeResult[], machine: Machine): string[] {
+/** The idle measurement's row of the targets table. */
+function idleRow(idle: IdleResult): string {
+  const rss = idle.rss.median;
+  return `| idle RSS of \`fleetwatch run\` with ${idle.entities} entities (defaults, queue UI on) ≤ ${mb(TARGETS.idleRssBytes)} | ${mb(rss)} (median over ${idle.settleMs / 1000} s; max ${mb(idle.rss.max)}, heap used ${mb(idle.heap.used)}) | ${verdict(rss <= TARGETS.idleRssBytes, percentOver(rss / 2 ** 20, TARGETS.idleRssBytes / 2 ** 20))} |`;
+}
+
+function targetRows(results: readonly SizeResult[], machine: Machine, idle?: IdleResult): string[] {
   const quiet = targetRun(results, 'quiet');
   const contended = targetRun(results, 'contended');
-  if (!quiet && !contended) return ['The 40,000-entity size was not run, so the targets were not checked.'];
-  const rows = [
-    '| target | measured at 40k | verdict |',
-    '|---|---|---|',
-    ...(quiet ? quietTargetRows(quiet, machine) : []),
-    ...(contended ? contendedTargetRows(contended) : []),
-  ];
-  if (!quiet) {
-    rows.push('', 'The 40,000-entity size was not run quiet, so the quiet targets were not checked.');
-    return rows;
-  }
-  // The memory line compares quiet runs only: the hog does not change what memory a fleet takes.
+  if (!quiet && !contended && !idle)
+    return ['The 40,000-entity size was not run, so the targets were not checked.'];
+  const rows = ['| target | measured | verdict |', '|---|---|---|'];
+  if (quiet) rows.push(...quietTargetRows(quiet, machine));
+  // Memory that grows with the fleet compares quiet runs only: the hog does not change it.
   const quietResults = results.filter((r) => modeOf(r) === 'quiet');
-  const smallest = quietResults.reduce((a, b) => (b.entities < a.entities ? b : a));
-  if (smallest !== quiet) {
+  const smallest = quietResults.reduce<SizeResult | undefined>(
+    (a, b) => (a === undefined || b.entities < a.entities ? b : a),
+    undefined,
+  );
+  if (quiet && smallest && smallest !== quiet) {
     const slope =
       (quiet.memory.maxRss - smallest.memory.maxRss) / ((quiet.entities - smallest.entities) / 1000);
     rows.push(
-      '',
-      `Memory that grows with the fleet, from ${smallest.spec.label} to ${quiet.spec.label}: ${mb(slope)} per 1,000 entities (the rest is the runtime and its libraries, the same for any fleet).`,
+      `| ≤ ${mb(TARGETS.growthPerThousandBytes)} RSS growth per 1,000 entities (max RSS, ${smallest.spec.label} to ${quiet.spec.label}) | ${mb(slope)} | ${verdict(slope <= TARGETS.growthPerThousandBytes, percentOver(slope / 2 ** 20, TARGETS.growthPerThousandBytes / 2 ** 20))} |`,
     );
   }
+  if (contended) rows.push(...contendedTargetRows(contended));
+  if (idle) rows.push(idleRow(idle));
+  if (!quiet)
+    rows.push('', 'The 40,000-entity size was not run quiet, so the quiet targets were not checked.');
   return rows;
 }
 
@@ -233,15 +312,18 @@ function outageRows(
  * The results block. With only quiet results it has the columns it always had; once a contended
  * result is among them, both tables gain a mode column and each size's modes are adjacent rows.
  */
-export function renderBlock(results: readonly SizeResult[], machine: Machine): string {
+export function renderBlock(results: readonly StoredResult[], machine: Machine, idle?: StoredIdle): string {
   const withModes = results.some((r) => modeOf(r) !== 'quiet');
-  const sizeCell = (r: SizeResult): string => (withModes ? `${r.spec.label} | ${modeOf(r)}` : r.spec.label);
+  const label = (r: SizeResult): string =>
+    `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}`;
+  const sizeCell = (r: SizeResult): string => (withModes ? `${label(r)} | ${modeOf(r)}` : label(r));
   const sizeHead = withModes ? 'size | mode' : 'size';
   const sizeRule = withModes ? '---|---' : '---';
   const hog = describeHog(results);
+  const older = describeOlderRows(results, machine, idle);
   const lines: string[] = [
     BLOCK_START,
-    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Linux ${machine.kernel}, Node ${machine.node}, Redis ${machine.redis}. Everything (simulator, Redis, fleetwatch, the webhook receiver) ran on this one machine.${hog ? ` ${hog}` : ''}`,
+    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, ${machine.memoryGiB} GiB, Linux ${machine.kernel}, Node ${machine.node}, Redis ${machine.redis}. Everything (simulator, Redis, fleetwatch, the webhook receiver) ran on this one machine.${hog ? ` ${hog}` : ''}${older ? ` ${older}` : ''}`,
     '',
     '### fleetwatch',
     '',
@@ -270,7 +352,7 @@ export function renderBlock(results: readonly SizeResult[], machine: Machine): s
   lines.push(...pairRows(results));
   lines.push(...clusterRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
-  lines.push('', '### Targets', '', ...targetRows(results, machine), BLOCK_END);
+  lines.push('', '### Targets', '', ...targetRows(results, machine, idle), BLOCK_END);
   return lines.join('\n');
 }
 
@@ -326,4 +408,40 @@ export function mergeConsoleReport(existing: string | undefined, block: string):
     return `${text.slice(0, start)}${block}${text.slice(end + CONSOLE_BLOCK_END.length)}`;
   }
   return `${text.trimEnd()}\n\n## Console\n\n${block}\n`;
+}
+
+export const SOAK_BLOCK_START = '<!-- bench:soak:start -->';
+export const SOAK_BLOCK_END = '<!-- bench:soak:end -->';
+
+/** The soak's block (`npm run bench -- --soak 30m`): memory over a long run of one size. */
+export function renderSoakBlock(result: SoakResult, machine: Machine): string {
+  const perHour = (bytes: number): string => `${bytes >= 0 ? '+' : '−'}${mb(Math.abs(bytes))}/h`;
+  const row = (name: string, trend: SoakResult['rss'], limit: number): string =>
+    `| ${name} | ${mb(trend.start)} | ${mb(trend.end)} | ${mb(trend.max)} | ${perHour(trend.slopePerHour)} | < ${perHour(limit).slice(1)} | ${trend.slopePerHour < limit ? 'no growth' : '**grows**'} |`;
+  return [
+    SOAK_BLOCK_START,
+    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, Node ${machine.node}: ${result.spec.label} (${count(result.spec.vehicles)} + ${count(result.spec.robots)}, every poller each ${result.spec.intervalMs / 1000} s) for ${Math.round(result.durationMs / 60_000)} minutes after the baseline cycle, ${count(result.flips)} changes made along the way; the first ${Math.round(result.warmupMs / 60_000)} minutes are warm-up. fleetwatch ${result.fleetwatchExit}.`,
+    '',
+    '| memory | start | end | max | slope after warm-up | limit | verdict |',
+    '|---|---|---|---|---|---|---|',
+    row('RSS (every 10 s)', result.rss, SOAK_LIMITS.rssPerHour),
+    row('V8 heap used (every scrape, 15 s)', result.heapUsed, SOAK_LIMITS.heapPerHour),
+    '',
+    `Verdict: ${result.noGrowth ? '**no growth**' : '**memory grows**'} over ${Math.round(result.durationMs / 60_000)} minutes.`,
+    SOAK_BLOCK_END,
+  ].join('\n');
+}
+
+/** Replaces the soak block of BENCHMARKS.md, or adds it (under its own heading) before the console's. */
+export function mergeSoakReport(existing: string | undefined, block: string): string {
+  const text = existing ?? TEMPLATE_HEAD;
+  const start = text.indexOf(SOAK_BLOCK_START);
+  const end = text.indexOf(SOAK_BLOCK_END);
+  if (start >= 0 && end > start) {
+    return `${text.slice(0, start)}${block}${text.slice(end + SOAK_BLOCK_END.length)}`;
+  }
+  const console = text.indexOf('## Console');
+  const section = `## Soak\n\n${block}\n`;
+  if (console >= 0) return `${text.slice(0, console)}${section}\n${text.slice(console)}`;
+  return `${text.trimEnd()}\n\n${section}`;
 }

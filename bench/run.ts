@@ -2,23 +2,35 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
+import { runGuarded } from './cleanup.js';
 import { measureConsole } from './console.js';
+import { measureIdle } from './idle.js';
 import { measureSize, type SizeResult, type SizeSpec } from './measure.js';
 import { type BenchMode, DEFAULT_SIZES, MODES, modeList, SIZES, sizeList } from './options.js';
 import { REDIS_KINDS, type RedisKind } from './redis.js';
 import {
   describeMachine,
+  type Machine,
   mergeConsoleReport,
   mergeReport,
+  mergeResults,
+  mergeSoakReport,
   renderBlock,
   renderConsoleBlock,
+  renderSoakBlock,
+  type StoredIdle,
+  type StoredResult,
 } from './report.js';
+import { runSoak, SOAK_DEFAULT, soakDuration } from './soak.js';
 
 /**
  * `npm run bench`: every size in turn (references first, then fleetwatch), then BENCHMARKS.md and
  * BENCHMARKS.json. `npm run bench -- console`: the web console's fleet page with 40,000 entities
  * instead (its own block of BENCHMARKS.md and `console` in the JSON). `--mode quiet,contended`
- * measures each size twice, the second time beside a CPU hog (bench/hog.ts). Progress goes to stderr.
+ * measures each size twice, the second time beside a CPU hog (bench/hog.ts). After the sizes the idle
+ * measurement runs (bench/idle.ts; `--idle` runs it alone). A partial run keeps the other rows of
+ * the block. `--soak 30m` runs one size for that long instead (its own block). Progress goes to
+ * stderr. Ctrl-C, SIGTERM or an error stop everything the benchmark started (bench/cleanup.ts).
  */
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -56,6 +68,19 @@ const program = new Command('npm run bench --')
     '--outage',
     'after each size: the whole upstream fails (time-outs and 503s) and what it costs is measured (about 4–6 cycles more)',
   )
+  .option(
+    '--idle',
+    'only the idle measurement: fleetwatch run with its defaults and 60 entities (about 1.5 minutes)',
+  )
+  .addOption(
+    new Option(
+      '--soak [duration]',
+      `run one size (10k unless --sizes names one) for this long, 5m to 4h, and report memory over time (default ${SOAK_DEFAULT})`,
+    )
+      .argParser(soakDuration)
+      .preset(SOAK_DEFAULT)
+      .conflicts('idle'),
+  )
   .addHelpText(
     'after',
     "\nNeeds redis-server on the PATH (a private one is started per size) and a built dist/ (npm run bench builds it).\nblackbox_exporter is measured when Debian's prometheus-blackbox-exporter is installed.",
@@ -72,6 +97,8 @@ const options = program.opts<{
   profile?: string;
   outage?: boolean;
   redis: RedisKind;
+  idle?: boolean;
+  soak?: number | string;
 }>();
 const modes: BenchMode[] = options.contended ? ['contended'] : options.mode;
 const section = program.args[0] ?? 'polling';
@@ -103,37 +130,74 @@ if (section === 'console') {
   process.exit(0);
 }
 
-const results: SizeResult[] = [];
-// A size's modes one after the other, so the pair is measured as close in time as it can be.
-for (const spec of options.sizes) {
-  for (const mode of modes) {
-    const tag = modes.length > 1 || mode !== 'quiet' ? `${spec.label} ${mode}` : spec.label;
-    const log = (message: string): void => {
-      const seconds = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
-      process.stderr.write(`${seconds}s [${tag}] ${message}\n`);
-    };
-    const result = await measureSize(root, spec, log, {
-      mode,
-      ...(options.profile ? { profileDir: resolve(options.profile) } : {}),
-      ...(options.outage ? { outage: true } : {}),
-      redis: options.redis,
-    });
-    log(
-      `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,
-    );
-    results.push(result);
-  }
+interface StoredJson {
+  machine?: Machine;
+  results?: StoredResult[];
+  idle?: StoredIdle;
 }
 
-const machine = describeMachine(root);
-const existing = existsSync(markdownFile) ? readFileSync(markdownFile, 'utf8') : undefined;
-writeFileSync(markdownFile, mergeReport(existing, renderBlock(results, machine)));
-// The console's measurement, when one was made, stays beside the polling one.
-const { console: consoleResult } = existingJson();
-writeFileSync(
-  jsonFile,
-  `${JSON.stringify({ machine, results, ...(consoleResult ? { console: consoleResult } : {}) }, null, 2)}\n`,
-);
-process.stderr.write(
-  `wrote ${markdownFile} and BENCHMARKS.json in ${Math.round((Date.now() - started) / 1000)} s\n`,
-);
+function writeJson(fields: Record<string, unknown>): void {
+  writeFileSync(jsonFile, `${JSON.stringify({ ...existingJson(), ...fields }, null, 2)}\n`);
+}
+
+const progress =
+  (tag: string) =>
+  (message: string): void => {
+    const seconds = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
+    process.stderr.write(`${seconds}s [${tag}] ${message}\n`);
+  };
+
+await runGuarded(async () => {
+  if (options.soak !== undefined) {
+    // The preset arrives unparsed when --soak is given without a value.
+    const durationMs = typeof options.soak === 'number' ? options.soak : soakDuration(options.soak);
+    const sizeGiven = program.getOptionValueSource('sizes') === 'cli';
+    if (sizeGiven && options.sizes.length !== 1)
+      program.error('--soak runs one size; give --sizes one of them');
+    const spec = sizeGiven ? options.sizes[0]! : SIZES['10k']!;
+    const result = await runSoak(root, spec, durationMs, progress(`soak ${spec.label}`));
+    const machine = describeMachine(root);
+    const existing = existsSync(markdownFile) ? readFileSync(markdownFile, 'utf8') : undefined;
+    writeFileSync(markdownFile, mergeSoakReport(existing, renderSoakBlock(result, machine)));
+    writeJson({ soak: { machine, result } });
+    process.stderr.write(
+      `soak: ${result.noGrowth ? 'no growth' : 'memory grows'}; wrote ${markdownFile} and BENCHMARKS.json in ${Math.round((Date.now() - started) / 60_000)} min\n`,
+    );
+    return;
+  }
+
+  const fresh: SizeResult[] = [];
+  // A size's modes one after the other, so the pair is measured as close in time as it can be.
+  for (const spec of options.idle ? [] : options.sizes) {
+    for (const mode of modes) {
+      const tag = modes.length > 1 || mode !== 'quiet' ? `${spec.label} ${mode}` : spec.label;
+      const log = progress(tag);
+      const result = await measureSize(root, spec, log, {
+        mode,
+        ...(options.profile ? { profileDir: resolve(options.profile) } : {}),
+        ...(options.outage ? { outage: true } : {}),
+        redis: options.redis,
+      });
+      log(
+        `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,
+      );
+      fresh.push(result);
+    }
+  }
+  const idleLog = progress('idle');
+  const idle = await measureIdle(root, idleLog);
+  idleLog(
+    `RSS ${(idle.rss.median / 2 ** 20).toFixed(1)} MB (median; max ${(idle.rss.max / 2 ** 20).toFixed(1)}), heap used ${(idle.heap.used / 2 ** 20).toFixed(1)} MB`,
+  );
+
+  const machine = describeMachine(root);
+  const stored = existingJson() as StoredJson;
+  const results = mergeResults(stored.results ?? [], stored.machine, fresh, machine);
+  const storedIdle: StoredIdle = { ...idle, measured: { commit: machine.commit, date: machine.date } };
+  const existing = existsSync(markdownFile) ? readFileSync(markdownFile, 'utf8') : undefined;
+  writeFileSync(markdownFile, mergeReport(existing, renderBlock(results, machine, storedIdle)));
+  writeJson({ machine, results, idle: storedIdle });
+  process.stderr.write(
+    `wrote ${markdownFile} and BENCHMARKS.json in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
+});

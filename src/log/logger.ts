@@ -1,8 +1,17 @@
+import { createRequire } from 'node:module';
 import { type DestinationStream, type Logger, pino } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import { secrets as processSecrets, type SecretRegistry } from './secrets.js';
 
 export type { Logger } from 'pino';
+
+/**
+ * pino-pretty, required (it is CommonJS, so synchronously) only by a logger that prints for a
+ * person: a daemon logging JSON never loads it (several MB of a small installation's memory).
+ */
+function prettyStream(): typeof PinoPretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+}
 
 export interface LoggerOptions {
   level?: string;
@@ -48,7 +57,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const terminal = (options.destination ?? process.stderr) as { isTTY?: boolean };
   const usePretty = format === 'pretty' || (format === 'auto' && terminal.isTTY === true);
   const destination = usePretty
-    ? pretty({
+    ? prettyStream()({
         destination: options.destination ?? 2,
         colorize: colorAllowed(terminal, env),
         translateTime: 'SYS:HH:MM:ss.l',

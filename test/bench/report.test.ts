@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { SizeResult } from '../../bench/measure.js';
 import { SIZES } from '../../bench/options.js';
-import { BLOCK_END, BLOCK_START, type Machine, renderBlock } from '../../bench/report.js';
+import { BLOCK_END, BLOCK_START, type Machine, renderBlock, type StoredIdle } from '../../bench/report.js';
 
 const machine: Machine = {
   cpu: 'Test CPU',
@@ -62,13 +62,14 @@ describe('the benchmark report', () => {
     const json = JSON.parse(readFileSync('BENCHMARKS.json', 'utf8')) as {
       machine: Machine;
       results: SizeResult[];
+      idle?: StoredIdle;
     };
     const markdown = readFileSync('BENCHMARKS.md', 'utf8');
     const block = markdown.slice(
       markdown.indexOf(BLOCK_START),
       markdown.indexOf(BLOCK_END) + BLOCK_END.length,
     );
-    expect(renderBlock(json.results, json.machine)).toBe(block);
+    expect(renderBlock(json.results, json.machine, json.idle)).toBe(block);
   });
 
   it('keeps the quiet format, without a mode column, when only quiet results ran', () => {
@@ -128,7 +129,7 @@ describe('the benchmark report', () => {
       machine,
     );
     expect(block).toContain('### Redis Cluster');
-    expect(block).toContain('| 10k | 30 µs | 12 µs / 9 µs / 9 µs | 40 % |');
+    expect(block).toContain('| 10k (Redis Cluster) | 30 µs | 12 µs / 9 µs / 9 µs | 40 % |');
     expect(renderBlock([clustered], machine)).not.toContain('Redis Cluster');
   });
 

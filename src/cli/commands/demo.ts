@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { DemoRedisError, runDemo } from '../../demo/index.js';
 import { createLogger } from '../../log/logger.js';
 import { countArgument, portArgument, seedArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -47,6 +46,8 @@ export function registerDemoCommand(
       }
       const { io } = context;
       const logLevel = globals().logLevel ?? 'error';
+      // Imported here: the demo brings the simulator, which no other command needs.
+      const { DemoRedisError, runDemo } = await import('../../demo/index.js');
       try {
         await runDemo({
           ...options,

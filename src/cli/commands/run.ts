@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { startDaemon } from '../../daemon/index.js';
+import { loadNodemailer } from '../../notifiers/receivers/email/index.js';
 import type { CliContext } from '../context.js';
 
 /**
@@ -25,6 +26,8 @@ export function registerRunCommand(program: Command, context: CliContext): void 
       const config = context.config();
       const logger = context.logger('long-running');
       const { signal } = context.io;
+      // Loaded at first use; with an email receiver now, so a missing module stops the start.
+      if (config.receivers.some((receiver) => receiver.kind === 'email')) await loadNodemailer();
       const daemon = startDaemon(config, {
         logger,
         signal,

@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { CONTROL_FROM_LIMIT, parseControlFrom, SEED_LIMITS, startSimulator } from '../../simulator/index.js';
+import { CONTROL_FROM_LIMIT, parseControlFrom } from '../../simulator/control-access.js';
+import { SEED_LIMITS } from '../../simulator/seed.js';
 import { countArgument, durationOption, portArgument, seedArgument } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { writeLine } from '../io.js';
@@ -82,6 +83,8 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
     )
     .action(async (options: SimulateOptions) => {
       const { io } = context;
+      // Imported here: every other command (the daemon above all) runs without the simulator.
+      const { startSimulator } = await import('../../simulator/server.js');
       const simulator = await startSimulator({
         host: options.host,
         port: options.port,

@@ -24,16 +24,19 @@ export function collectRouteDocs(app: FastifyInstance): RouteDocs {
 }
 
 export function registerDocRoutes(app: FastifyInstance, context: RouteContext, docs: RouteDocs): void {
-  let json = '';
-  let page = '';
-  app.addHook('onReady', async () => {
-    const document = buildOpenApi(docs.routes, {
-      version: VERSION,
-      installation: context.options.config.installation,
-    });
-    json = JSON.stringify(document);
-    page = renderDocsPage(document);
-  });
+  // Built at the first request, when every route is registered: the page is about half a
+  // megabyte of text that most replicas are never asked for.
+  let built: { json: string; page: string } | undefined;
+  const build = () => {
+    if (!built) {
+      const document = buildOpenApi(docs.routes, {
+        version: VERSION,
+        installation: context.options.config.installation,
+      });
+      built = { json: JSON.stringify(document), page: renderDocsPage(document) };
+    }
+    return built;
+  };
 
   app.get(
     '/openapi.json',
@@ -49,7 +52,7 @@ export function registerDocRoutes(app: FastifyInstance, context: RouteContext, d
         },
       },
     },
-    async (_request, reply) => reply.type('application/json; charset=utf-8').send(json),
+    async (_request, reply) => reply.type('application/json; charset=utf-8').send(build().json),
   );
 
   app.get(
@@ -69,6 +72,6 @@ export function registerDocRoutes(app: FastifyInstance, context: RouteContext, d
       reply
         .type('text/html; charset=utf-8')
         .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-        .send(page),
+        .send(build().page),
   );
 }

@@ -1,8 +1,11 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { FastifyAdapter } from '@bull-board/fastify';
+import type { createBullBoard } from '@bull-board/api';
 import { Queue } from 'bullmq';
-import type { FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type HTTPMethods,
+} from 'fastify';
 import { throttledWarn } from '../../lib/redis-connection.js';
 import { notifyQueueName, QUEUE_NAMES } from '../../queues/names.js';
 import { bullPrefix } from '../../store/keys.js';
@@ -18,6 +21,12 @@ import type { RouteDoc } from '../route-doc.js';
  * them could let an event be delivered twice), and a notification retried from the board would
  * skip the attempt reset a dead-letter replay does. Replay and purge go through
  * `/api/dead-letters` or `fleetwatch dlq`.
+ *
+ * Loaded on first use: Bull Board and what it brings (lodash, valibot, ejs, its fastify plugins)
+ * take about 10 MB of a daemon that is otherwise 80–90 MB, and most replicas never show the UI.
+ * The first request under `/admin/queues` (past the guard) imports it and builds the board in a
+ * fastify instance of its own; this server forwards every request under the path to it
+ * (`inject`), so the guard, the answer headers and the error shape stay this server's.
  */
 
 type BoardOptions = Parameters<typeof createBullBoard>[0];
@@ -38,7 +47,13 @@ const DESCRIPTIONS: Record<string, string> = {
   [QUEUE_NAMES.events]: 'CloudEvents relayed from the outbox, on their way to routing',
 };
 
-export async function registerQueueBoard(app: FastifyInstance, context: RouteContext): Promise<void> {
+/** Builds the board in its own fastify instance (imports Bull Board on the way). */
+async function buildBoardApp(context: RouteContext): Promise<FastifyInstance> {
+  const [{ createBullBoard: create }, { BullMQAdapter }, { FastifyAdapter }] = await Promise.all([
+    import('@bull-board/api'),
+    import('@bull-board/api/bullMQAdapter'),
+    import('@bull-board/fastify'),
+  ]);
   const { redis, config } = context.options;
   const warn = throttledWarn(context.logger);
   // One Queue per name for as long as it is shown; a receiver a reload removes has its Queue closed.
@@ -78,13 +93,14 @@ export async function registerQueueBoard(app: FastifyInstance, context: RouteCon
   // @bull-board/fastify carries its own copy of @bull-board/api's types (a patch version apart);
   // the adapter only stores what createBullBoard hands it.
   const boardAdapter = serverAdapter as unknown as BoardOptions['serverAdapter'];
-  const board = createBullBoard({
-    queues: adapters(config.receivers),
+  // The receivers in force when it is built: a reload replaces the section, and the board follows
+  // at its next request.
+  let listed = context.live().receivers;
+  const board = create({
+    queues: adapters(listed),
     serverAdapter: boardAdapter,
     options: { uiConfig: { boardTitle: `fleetwatch ${config.installation}` } },
   });
-  // The receivers in force: a reload replaces the section, and the board follows at its next request.
-  let listed = context.live().receivers;
   const follow = () => {
     const receivers = context.live().receivers;
     if (receivers === listed) return;
@@ -92,15 +108,53 @@ export async function registerQueueBoard(app: FastifyInstance, context: RouteCon
     board.replaceQueues(adapters(receivers));
   };
 
-  app.addHook('onClose', async () => {
+  const inner = Fastify({ logger: false });
+  inner.addHook('onClose', async () => {
     await Promise.all([...open.values()].map((queue) => queue.close().catch(() => {})));
   });
-  // Its routes declare no access, so the guard treats them as `admin`.
-  await app.register(
+  await inner.register(
     async (scope) => {
       scope.addHook('onRequest', async () => follow());
       await scope.register(serverAdapter.registerPlugin());
     },
     { prefix: QUEUE_UI_PATH },
   );
+  await inner.ready();
+  return inner;
+}
+
+/** Headers of the board's answer this server sets itself (or node does). */
+const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date']);
+
+/** The methods Bull Board's routes take: its pages at the root are GET only. */
+const BOARD_METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'PATCH'];
+
+export async function registerQueueBoard(app: FastifyInstance, context: RouteContext): Promise<void> {
+  let board: Promise<FastifyInstance> | undefined;
+  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    board ??= buildBoardApp(context);
+    const inner = await board.catch((error: unknown) => {
+      // Built again at the next request (a missing module stays missing, and says so each time).
+      board = undefined;
+      throw error;
+    });
+    const answer = await inner.inject({
+      method: request.method as HTTPMethods,
+      url: request.url,
+      headers: request.headers,
+      ...(request.body === undefined ? {} : { payload: JSON.stringify(request.body) }),
+    });
+    reply.code(answer.statusCode);
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
+    }
+    return reply.send(answer.rawPayload);
+  };
+  app.addHook('onClose', async () => {
+    const inner = await board?.catch(() => undefined);
+    await inner?.close();
+  });
+  // These routes declare no access, so the guard treats them as `admin`.
+  app.route({ method: 'GET', url: QUEUE_UI_PATH, handler: forward });
+  app.route({ method: BOARD_METHODS, url: `${QUEUE_UI_PATH}/*`, handler: forward });
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import type { Logger } from '../../../log/logger.js';
 import { REDACTED, type SecretRegistry } from '../../../log/secrets.js';
 import {
@@ -16,6 +16,22 @@ import { outcomeOfSmtpError, replyCode } from './outcome.js';
 
 /** The SMTP transport as far as the notifier uses it: nodemailer's, or a test's. */
 type Transport = ReturnType<typeof nodemailer.createTransport>;
+
+let mailer: Promise<typeof nodemailer> | undefined;
+
+/**
+ * nodemailer, imported once, with the first email receiver: about 3 MB that an installation
+ * without one never loads. `fleetwatch run` awaits it before starting when the config has an
+ * email receiver, so a missing module stops the start with the import's own error, as a static
+ * import did.
+ */
+export function loadNodemailer(): Promise<typeof nodemailer> {
+  mailer ??= import('nodemailer').then((module) => module.default);
+  mailer.catch(() => {
+    mailer = undefined;
+  });
+  return mailer;
+}
 
 /**
  * The `Message-ID` of a notification: the same for every attempt at it, so a message the server
@@ -48,7 +64,8 @@ export class EmailNotifier implements Notifier {
   readonly name: string;
   readonly #config: EmailReceiverConfig;
   readonly #server: string;
-  readonly #transport: Transport;
+  /** nodemailer's transport once nodemailer is imported (loadNodemailer). */
+  readonly #transport: Promise<Transport>;
   readonly #consoleUrl: string | undefined;
   readonly #secrets: SecretRegistry;
   readonly #logger: Logger;
@@ -63,31 +80,35 @@ export class EmailNotifier implements Notifier {
     this.#logger = deps.logger.child({ receiver: config.name, receiverKind: 'email', server: this.#server });
     this.#consoleUrl = deps.consoleUrl;
     const timeout = config.timeout;
-    this.#transport = nodemailer.createTransport({
-      host,
-      port,
-      secure: config.tls === 'implicit',
-      requireTLS: config.tls === 'starttls',
-      ignoreTLS: config.tls === 'none',
-      ...(config.auth ? { auth: { user: config.auth.username, pass: config.auth.password } } : {}),
-      // With credentials configured, a server that offers no AUTH fails the send instead of
-      // taking the message unauthenticated.
-      forceAuth: config.auth !== undefined,
-      tls: {
-        minVersion: 'TLSv1.2',
-        rejectUnauthorized: !config.insecure_skip_verify,
-        ...(config.ca === undefined ? {} : { ca: config.ca }),
-      },
-      connectionTimeout: timeout,
-      greetingTimeout: timeout,
-      socketTimeout: timeout,
-      dnsTimeout: timeout,
-      socketCloseTimeout: 1_000,
-      // The message is built here; nothing in it may make nodemailer read a file or fetch a URL.
-      disableFileAccess: true,
-      disableUrlAccess: true,
-      logger: false,
-    });
+    this.#transport = loadNodemailer().then((loaded) =>
+      loaded.createTransport({
+        host,
+        port,
+        secure: config.tls === 'implicit',
+        requireTLS: config.tls === 'starttls',
+        ignoreTLS: config.tls === 'none',
+        ...(config.auth ? { auth: { user: config.auth.username, pass: config.auth.password } } : {}),
+        // With credentials configured, a server that offers no AUTH fails the send instead of
+        // taking the message unauthenticated.
+        forceAuth: config.auth !== undefined,
+        tls: {
+          minVersion: 'TLSv1.2',
+          rejectUnauthorized: !config.insecure_skip_verify,
+          ...(config.ca === undefined ? {} : { ca: config.ca }),
+        },
+        connectionTimeout: timeout,
+        greetingTimeout: timeout,
+        socketTimeout: timeout,
+        dnsTimeout: timeout,
+        socketCloseTimeout: 1_000,
+        // The message is built here; nothing in it may make nodemailer read a file or fetch a URL.
+        disableFileAccess: true,
+        disableUrlAccess: true,
+        logger: false,
+      }),
+    );
+    // A failed import surfaces at the first delivery (and close), not as an unhandled rejection.
+    this.#transport.catch(() => {});
   }
 
   async deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
@@ -106,7 +127,7 @@ export class EmailNotifier implements Notifier {
   }
 
   async close(): Promise<void> {
-    this.#transport.close();
+    (await this.#transport.catch(() => undefined))?.close();
   }
 
   async #send(
@@ -129,10 +150,18 @@ export class EmailNotifier implements Notifier {
       const reason = `could not build the message: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: { kind: 'retry', reason }, rejected: [] };
     }
+    let transport: Transport;
+    try {
+      transport = await this.#transport;
+    } catch (error) {
+      // Only when nodemailer could not be imported after the start (a receiver a reload added).
+      const reason = `could not load nodemailer: ${error instanceof Error ? error.message : String(error)}`;
+      return { outcome: { kind: 'retry', reason }, rejected: [] };
+    }
     const timeout = AbortSignal.timeout(config.timeout);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     try {
-      const info = await this.#transport.sendMail({
+      const info = await transport.sendMail({
         from: config.from,
         to: config.to,
         subject: message.subject,

@@ -12,7 +12,7 @@ export {
   parseSmarthost,
   serverOf,
 } from './config.js';
-export { EmailNotifier, messageIdOf } from './email-notifier.js';
+export { EmailNotifier, loadNodemailer, messageIdOf } from './email-notifier.js';
 export { buildEmail, type EmailMessage, type EmailMessageOptions } from './message.js';
 export { isPermanentReply, outcomeOfSmtpError } from './outcome.js';
 
