@@ -127,6 +127,8 @@ export interface StoreKeys extends ShardKeys {
   snapshot(kind: SnapshotKind, id: string, facet: string): string;
   /** List-level snapshot of a kind: `{p}:snap:fleet:<kind>:membership`. */
   membership(kind: EntityKind): string;
+  /** A subject's order list, in the subject's shard. */
+  order(subject: string): string;
   pollLease(kind: SnapshotKind, id: string, scope: string): string;
   /** Request counts of one upstream (`token`, `fleet`, `robots`) in one counting window. */
   upstreamWindow(name: string, window: number): string;
@@ -191,6 +193,7 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
     subjectOf,
     snapshot,
     membership: (kind) => snapshot('fleet', kind, 'membership'),
+    order: (subject) => shardKeys(shardOf(subject)).order(subject),
     // An entity's leases follow the entity (`<kind>/<id>`), whatever the scope.
     pollLease: (kind, id, scope) =>
       `${tagOf(kind, id, scope)}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(scope)}`,
