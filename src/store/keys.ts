@@ -124,9 +124,13 @@ export interface StoreKeys extends ShardKeys {
    * `fleet` ref (`upstream/fleet`, `receiver/ops`, `vehicle/membership`): the subject its events carry.
    */
   subjectOf(kind: SnapshotKind, id: string, facet: string): string;
-  snapshot(kind: SnapshotKind, id: string, facet: string): string;
-  /** List-level snapshot of a kind: `{p}:snap:fleet:<kind>:membership`. */
-  membership(kind: EntityKind): string;
+  /**
+   * A snapshot's key, in its subject's shard unless `shard` says which (a kind's membership list
+   * is kept per shard: each shard's part in that shard).
+   */
+  snapshot(kind: SnapshotKind, id: string, facet: string, shard?: number): string;
+  /** The part of a kind's membership list in `shard` (default 0): `{s}:snap:fleet:<kind>:membership`. */
+  membership(kind: EntityKind, shard?: number): string;
   /** A subject's order list, in the subject's shard. */
   order(subject: string): string;
   pollLease(kind: SnapshotKind, id: string, scope: string): string;
@@ -178,10 +182,14 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
   const shardOf = (subject: string): number => subjectShard(subject, shards);
   const subjectOf = (kind: SnapshotKind, id: string, facet: string): string =>
     kind === 'fleet' ? `${id}/${facet}` : `${kind}/${id}`;
-  const tagOf = (kind: SnapshotKind, id: string, facet: string): string =>
-    shards === 1 ? tag : shardKeys(shardOf(subjectOf(kind, id, facet))).tag;
-  const snapshot = (kind: SnapshotKind, id: string, facet: string): string =>
-    `${tagOf(kind, id, facet)}:snap:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(facet)}`;
+  const tagOf = (kind: SnapshotKind, id: string, facet: string, shard?: number): string =>
+    shard !== undefined
+      ? shardKeys(shard).tag
+      : shards === 1
+        ? tag
+        : shardKeys(shardOf(subjectOf(kind, id, facet))).tag;
+  const snapshot = (kind: SnapshotKind, id: string, facet: string, shard?: number): string =>
+    `${tagOf(kind, id, facet, shard)}:snap:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(facet)}`;
   return {
     ...shardKeys(0),
     prefix,
@@ -192,7 +200,7 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
     shardOf,
     subjectOf,
     snapshot,
-    membership: (kind) => snapshot('fleet', kind, 'membership'),
+    membership: (kind, shard = 0) => snapshot('fleet', kind, 'membership', shard),
     order: (subject) => shardKeys(shardOf(subject)).order(subject),
     // An entity's leases follow the entity (`<kind>/<id>`), whatever the scope.
     pollLease: (kind, id, scope) =>

@@ -21,6 +21,11 @@ export interface SnapshotRef {
   kind: SnapshotKind;
   id: string;
   facet: string;
+  /**
+   * The shard the snapshot lives in when it is not its subject's: each shard keeps its part of a
+   * kind's membership list, whose events are about that shard's entities (keys.ts).
+   */
+  shard?: number;
 }
 
 export interface SnapshotRecord {
@@ -211,12 +216,12 @@ export class SnapshotStore {
   }
 
   keyOf(ref: SnapshotRef): string {
-    return this.keys.snapshot(ref.kind, ref.id, ref.facet);
+    return this.keys.snapshot(ref.kind, ref.id, ref.facet, ref.shard);
   }
 
-  /** The shard holding a snapshot: its subject's (keys.ts `subjectOf`). */
+  /** The shard holding a snapshot: the one it names, else its subject's (keys.ts `subjectOf`). */
   shardOf(ref: SnapshotRef): number {
-    return this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.facet));
+    return ref.shard ?? this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.facet));
   }
 
   /**
