@@ -131,8 +131,6 @@ export interface StoreKeys extends ShardKeys {
   snapshot(kind: SnapshotKind, id: string, facet: string, shard?: number): string;
   /** The part of a kind's membership list in `shard` (default 0): `{s}:snap:fleet:<kind>:membership`. */
   membership(kind: EntityKind, shard?: number): string;
-  /** A subject's order list, in the subject's shard. */
-  order(subject: string): string;
   pollLease(kind: SnapshotKind, id: string, scope: string): string;
   /** Request counts of one upstream (`token`, `fleet`, `robots`) in one counting window. */
   upstreamWindow(name: string, window: number): string;
@@ -201,7 +199,6 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
     subjectOf,
     snapshot,
     membership: (kind, shard = 0) => snapshot('fleet', kind, 'membership', shard),
-    order: (subject) => shardKeys(shardOf(subject)).order(subject),
     // An entity's leases follow the entity (`<kind>/<id>`), whatever the scope.
     pollLease: (kind, id, scope) =>
       `${tagOf(kind, id, scope)}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(scope)}`,

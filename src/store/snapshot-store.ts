@@ -5,7 +5,7 @@ import type { RedisClient } from '../lib/redis-connection.js';
 import { pipelineByShard } from './by-shard.js';
 import { COMMIT_SCRIPT, type CommitKeys, parseCommitReply, SNAPSHOT_FIELDS } from './commit-script.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
-import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, incidentOps } from './incidents.js';
+import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, homeSubject, incidentOps } from './incidents.js';
 import { type ShardKeys, type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
 import { defineScript, queueScript, runScript } from './scripts.js';
 
@@ -466,7 +466,7 @@ export class SnapshotStore {
         entityId,
       }),
     );
-    // Events that belong to no snapshot go to their subject's shard (an acknowledgement: its incident's).
+    // Events that belong to no snapshot go to their home shard (an acknowledgement: its incident's).
     const shard = this.#commitShard(ref, events, mode);
 
     const errorMode = next.lastError === undefined ? 'keep' : next.lastError === null ? 'clear' : 'set';
@@ -486,7 +486,8 @@ export class SnapshotStore {
       epoch ?? '',
       shard.incidentPrefix,
       observedAtMs - CLOSED_RETENTION_MS,
-      CLOSED_MAX,
+      // Each shard keeps its share of the closed incidents.
+      Math.ceil(CLOSED_MAX / this.keys.shards),
       events.length,
     ];
     for (const event of events) {
@@ -510,19 +511,19 @@ export class SnapshotStore {
   }
 
   /**
-   * The shard a commit runs in: its snapshot's, or for events without a snapshot their subject's.
-   * Every event must belong to that shard, since its order list and incident records live there
-   * and the commit is one atomic call in one slot: anything else is a programming error, refused
-   * here on any Redis rather than by a Cluster only.
+   * The shard a commit runs in: its snapshot's, or for events without a snapshot their home
+   * subject's (incidents.ts `homeSubject`). Every event must belong to that shard, since its order
+   * list and incident records live there and the commit is one atomic call in one slot: anything
+   * else is a programming error, refused here on any Redis rather than by a Cluster only.
    */
   #commitShard(ref: SnapshotRef, events: readonly FleetEvent[], mode?: 'no-snapshot'): ShardKeys {
     const first = events[0];
-    const shard = mode === 'no-snapshot' && first ? this.keys.shardOf(first.subject) : this.shardOf(ref);
+    const shard = mode === 'no-snapshot' && first ? this.keys.shardOf(homeSubject(first)) : this.shardOf(ref);
     for (const event of events) {
-      const own = this.keys.shardOf(event.subject);
+      const own = this.keys.shardOf(homeSubject(event));
       if (own !== shard) {
         throw new RangeError(
-          `the commit of ${this.keys.subjectOf(ref.kind, ref.id, ref.facet)} (shard ${shard} of ${this.keys.shards}) carries an event of ${event.subject}, which belongs to shard ${own}: a commit's events must share its shard`,
+          `the commit of ${this.keys.subjectOf(ref.kind, ref.id, ref.facet)} (shard ${shard} of ${this.keys.shards}) carries an event of ${homeSubject(event)}, which belongs to shard ${own}: a commit's events must share its shard`,
         );
       }
     }
