@@ -24,7 +24,8 @@ import {
  * `subject`, `event` (the CloudEvent JSON). Read here for the HTTP API and its SSE live tail.
  *
  * With N shards each shard has its own stream (`{s}:events`, the cap split over them) and readers
- * merge them by time; an entry is then named by its merged id (log-ids.ts). A live tail follows
+ * merge them by time (to the millisecond: entries of one millisecond in different shards come in
+ * shard order); an entry is then named by its merged id (log-ids.ts). A live tail follows
  * every shard on a connection of its own and passes entries on as they come: one subject's events
  * keep their order (they share a shard), entries of different shards may arrive out of time order.
  */

@@ -60,6 +60,12 @@ describe('globToRegExp', () => {
 
 // One shard is the layout of every store so far; with four, readers merge four streams.
 describe.each([1, 4])('EventLog with %i shard(s)', (shards) => {
+  /**
+   * Across shards the log is in time order to the millisecond only (entries of one millisecond by
+   * shard), and a tail passes on whichever shard answers first: lists of several subjects are
+   * compared as sets there. One subject's events are in one shard, in commit order.
+   */
+  const inOrder = (ids: ReadonlyArray<string | undefined>) => (shards === 1 ? [...ids] : [...ids].sort());
   describe('reading and following', () => {
     it('keeps roughly the configured number of entries', async () => {
       const { log, emit } = setup(shards, 100);
@@ -81,7 +87,7 @@ describe.each([1, 4])('EventLog with %i shard(s)', (shards) => {
       await emit('robot', 'R-1', 'robot.health.down');
 
       const vpn = await log.range({ type: 'vehicle.vpn.*' });
-      expect(vpn.map((entry) => entry.event.id)).toEqual([d1, c1, d3]);
+      expect(inOrder(vpn.map((entry) => entry.event.id))).toEqual(inOrder([d1, c1, d3]));
       const v1 = await log.range({ subject: 'vehicle/V-1' });
       expect(v1.map((entry) => entry.event.type)).toEqual([
         'vehicle.vpn.disconnected',
@@ -90,8 +96,13 @@ describe.each([1, 4])('EventLog with %i shard(s)', (shards) => {
       const both = await log.range({ type: 'vehicle.vpn.*', subject: 'vehicle/V-3' });
       expect(both.map((entry) => entry.event.id)).toEqual([d3]);
       const newest2 = await log.range({ type: 'vehicle.vpn.*', limit: 2 });
-      expect(newest2.map((entry) => entry.event.id)).toEqual([c1, d3]);
-      expect((await log.range()).map((entry) => entry.event.type).at(-1)).toBe('robot.health.down');
+      if (shards === 1) {
+        expect(newest2.map((entry) => entry.event.id)).toEqual([c1, d3]);
+        expect((await log.range()).map((entry) => entry.event.type).at(-1)).toBe('robot.health.down');
+      } else {
+        expect(newest2).toHaveLength(2);
+        expect((await log.range()).map((entry) => entry.event.type)).toContain('robot.health.down');
+      }
       expect(await log.range({ type: 'nothing.*' })).toEqual([]);
     });
 
@@ -154,7 +165,7 @@ describe.each([1, 4])('EventLog with %i shard(s)', (shards) => {
       await emit('vehicle', 'V-2', 'vehicle.power.changed');
       const [third] = await emit('vehicle', 'V-2', 'vehicle.vpn.disconnected');
       await done;
-      expect(seen).toEqual([before, after, third]);
+      expect(inOrder(seen)).toEqual(inOrder([before, after, third]));
 
       // After `start`: of V-1 only `after` (other subjects may be in shards that answer first).
       const fromStart = log.tail({ fromId: start, subject: 'vehicle/V-1', blockMs: 500 });
