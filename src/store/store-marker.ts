@@ -86,7 +86,7 @@ const ESTABLISH_SCRIPT: LuaScript = {
   numberOfKeys: 1,
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'createdAt', ARGV[2], 'replaced', '')
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'createdAt', ARGV[2], 'replaced', '', 'shards', ARGV[3])
 end
 return redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced')
 `,
@@ -166,7 +166,7 @@ return redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced')
 
 /**
  * With shards: the compare-and-set of a reset on the control marker (KEYS[1]). ARGV: expect, epoch,
- * lost epoch, at (ISO). Returns {1} when this call wrote it, else {0, 'taken', epoch, createdAt,
+ * lost epoch, at (ISO), shard count. Returns {1} when this call wrote it, else {0, 'taken', epoch, createdAt,
  * replaced}. The shards' parts follow (SHARD_RESET_SCRIPT).
  */
 const CONTROL_RESET_SCRIPT: LuaScript = {
@@ -184,7 +184,7 @@ elseif epoch ~= ARGV[2] or (found[3] or '') ~= (expect == 'carry' and ARGV[3] or
   return {0, 'taken', epoch or '', found[2] or '', found[3] or ''}
 end
 if expect ~= 'carry' then
-  redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'createdAt', ARGV[4], 'replaced', ARGV[3])
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'createdAt', ARGV[4], 'replaced', ARGV[3], 'shards', ARGV[5])
 end
 return {1}
 `,
@@ -245,6 +245,24 @@ export interface StoreMarkerOptions {
   shards?: number;
 }
 
+/**
+ * Why a daemon configured with `shards` must not use the store under `prefix` (one line, saying
+ * what to do), or undefined when it may: the control marker records the shard count the store is
+ * laid out with (a marker without it is a store of one shard); a store without a marker is new or
+ * emptied, and is laid out by whoever establishes it.
+ */
+export async function shardCountProblem(
+  redis: RedisClient,
+  prefix: string,
+  shards: number,
+): Promise<string | undefined> {
+  const [epoch, recorded] = await redis.hmget(storeKeys(prefix).controlMarker, 'epoch', 'shards');
+  if (!epoch) return undefined;
+  const has = recorded ? Number(recorded) : 1;
+  if (has === shards) return undefined;
+  return `the Redis store under prefix "${prefix}" is laid out over ${has} shard(s) but redis.shards is ${shards}: set redis.shards to ${has}, or reset the store (delete its keys) or use a new redis.prefix to start over with ${shards}`;
+}
+
 export function newEpoch(): string {
   return randomBytes(9).toString('base64url');
 }
@@ -288,7 +306,7 @@ export class StoreMarker {
       this.#redis,
       ESTABLISH_SCRIPT,
       [this.keys.controlMarker],
-      [newEpoch(), createdNow],
+      [newEpoch(), createdNow, this.keys.shards],
     )) as Array<string | null>;
     const marker = markerOf(epoch ?? null, createdAt ?? null, replaced ?? null);
     if (!marker) throw new Error('the store marker could not be read back');
@@ -376,7 +394,7 @@ export class StoreMarker {
       this.#redis,
       CONTROL_RESET_SCRIPT,
       [this.keys.controlMarker],
-      [request.expect, request.epoch, request.lost, request.at],
+      [request.expect, request.epoch, request.lost, request.at, this.keys.shards],
     )) as unknown[];
     if (control[0] !== 1) {
       const [, , epoch, createdAt, replaced] = control as [number, string, string, string, string];
