@@ -39,6 +39,16 @@ export const redisSchema = z
         error: 'must be letters, digits, _ or - (it becomes the {prefix} hash tag)',
       })
       .default('fw'),
+    /**
+     * How many slot groups the per-entity keys are spread over (store/keys.ts): 1 keeps every key
+     * under `{prefix}`; a Redis Cluster spreads N > 1 over its masters (a multiple of their number).
+     */
+    shards: z
+      .number({ error: 'expected a whole number of shards from 1 to 256' })
+      .int({ error: 'expected a whole number of shards from 1 to 256' })
+      .min(1, { error: 'expected a whole number of shards from 1 to 256' })
+      .max(256, { error: 'expected at most 256 shards (each still spans 64 of the 16,384 slots)' })
+      .default(1),
   })
   .strict()
   .superRefine((value, ctx) => {

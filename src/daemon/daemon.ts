@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { describeRedisTarget } from '../config/mask.js';
@@ -12,7 +13,9 @@ import {
   closeQuietly,
   createProducerConnection,
   createWorkerConnection,
+  type RedisClient,
   redisEndpoint,
+  retryDelay,
   waitForReady,
 } from '../lib/redis-connection.js';
 import { RedisHealth } from '../lib/redis-health.js';
@@ -44,6 +47,7 @@ import { createEventsQueue } from '../queues/events-queue.js';
 import { notifyQueueName, QUEUE_NAMES } from '../queues/names.js';
 import { storeKeys } from '../store/keys.js';
 import { OutboxRelay } from '../store/outbox-relay.js';
+import { shardCountProblem } from '../store/store-marker.js';
 import type { RequestObserver } from '../upstream/http.js';
 import { buildPollingCore } from './polling-core.js';
 import { ConfigReloader, type ReloadTrigger } from './reload.js';
@@ -124,6 +128,8 @@ export interface Daemon {
   readonly http?: HttpServer;
   /** Re-reads the config and applies its live sections (see reload.ts); never rejects. */
   reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
+  /** Why the daemon refused the store and stopped (`redis.shards` does not match it), if it did. */
+  readonly refused: string | undefined;
   /** The config in force: the one started with, with the live sections of the last reload. */
   readonly config: Config;
 }
@@ -215,7 +221,13 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     dispatch: notifications.dispatch,
     onEvent: options.onEvent,
     // Long enough for a dead replica's outbox entries and event jobs to move (a takeover each).
-    order: new EntityOrder({ redis: producer, prefix, maxWaitMs: orderMaxWait(takeover), now }),
+    order: new EntityOrder({
+      redis: producer,
+      prefix,
+      shards: config.redis.shards,
+      maxWaitMs: orderMaxWait(takeover),
+      now,
+    }),
     onOrder: metrics.hooks.order,
     lockDuration: takeover,
     stalledInterval: takeover,
@@ -225,6 +237,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     redis: producer,
     queue: eventsQueue,
     prefix,
+    shards: config.redis.shards,
     logger,
     ...(options.relay?.blockMs === undefined ? {} : { blockMs: options.relay.blockMs }),
     claimIdleMs: options.relay?.claimIdleMs ?? takeover,
@@ -324,7 +337,16 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   // start. So every part that uses Redis starts on its first `ready` (at once in practice; when
   // Redis is down at start, the connection's own warning says so and the parts start when it is
   // back). It rejects only when the connection is closed, at stop.
-  const connected = Promise.all([waitForReady(producer), waitForReady(storeConnection)]);
+  // A store laid out over another shard count is refused before any part writes to it.
+  let refused: string | undefined;
+  const connected = Promise.all([waitForReady(producer), waitForReady(storeConnection)]).then(async () => {
+    const problem = await checkShardCount(producer, prefix, config.redis.shards, logger);
+    if (problem === undefined) return;
+    refused = problem;
+    logger.error({ prefix, shards: config.redis.shards }, problem);
+    void stop();
+    throw new Error(problem);
+  });
   connected.catch(() => {});
   const afterRedis = { after: connected };
   /**
@@ -509,11 +531,35 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     counters,
     metrics,
     reload: (trigger: ReloadTrigger = 'signal') => reloader.reload(trigger),
+    get refused() {
+      return refused;
+    },
     get config() {
       return reloader.config;
     },
     ...(http ? { http } : {}),
   };
+}
+
+/** `shardCountProblem`, asked again (with back-off) while Redis does not answer. */
+async function checkShardCount(
+  redis: RedisClient,
+  prefix: string,
+  shards: number,
+  logger: Logger,
+): Promise<string | undefined> {
+  for (let failures = 1; ; failures += 1) {
+    try {
+      return await shardCountProblem(redis, prefix, shards);
+    } catch (error) {
+      if (redis.status === 'end') throw error;
+      logger.warn(
+        { err: (error as Error).message },
+        'cannot read the store marker to check redis.shards; retrying',
+      );
+      await delay(retryDelay(failures));
+    }
+  }
 }
 
 /** Starts a worker built with `autorun: false`, as BullMQ's autorun would. */

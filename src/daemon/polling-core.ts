@@ -73,10 +73,12 @@ export function buildPollingCore(options: PollingCoreOptions): PollingCore {
       ...(options.observers ?? []),
     ]),
   });
-  const incidents = new IncidentStore({ redis, prefix });
+  const shards = config.redis.shards;
+  const incidents = new IncidentStore({ redis, prefix, shards });
   const identity = {
     redis,
     prefix,
+    shards,
     installation: config.installation,
     eventLogCap: config.events.log_max_length,
   };
@@ -93,7 +95,7 @@ export function buildPollingCore(options: PollingCoreOptions): PollingCore {
     guard,
     onCommitted: options.onCommitted ?? (() => {}),
   });
-  const leases = new PollLeases({ redis, prefix });
+  const leases = new PollLeases({ redis, prefix, shards });
   const counters = new PollCounters();
   const runner = new PollRunner({
     config,

@@ -1,5 +1,5 @@
 import type { EntityKind } from '../events/types.js';
-import { membershipRef, targetsOf } from '../pollers/membership-view.js';
+import { membershipRefs, mergeMemberships, targetsOf } from '../pollers/membership-view.js';
 import { ENTITY_FACETS, type FacetOf } from '../pollers/registry.js';
 import type { SnapshotRecord, SnapshotRef, SnapshotStore } from '../store/snapshot-store.js';
 import { type ApiFields, FACETS, type GaugeFields } from './facets.js';
@@ -21,7 +21,8 @@ import { iso, isRecord, stateV1, stringOrNull } from './states.js';
  * batch), and only each entity's small view outlives its batch, never the fleet's states.
  */
 
-export type FleetStore = Pick<SnapshotStore, 'read'>;
+/** What the read model reads through; without `keys`, a store of one shard. */
+export type FleetStore = Pick<SnapshotStore, 'read'> & Partial<Pick<SnapshotStore, 'keys'>>;
 
 export interface ErrorView {
   /**
@@ -226,10 +227,11 @@ export class FleetReadModel {
     this.#now = options.now ?? Date.now;
   }
 
-  /** The membership snapshots of `kinds`, in one round trip. */
+  /** The membership snapshots of `kinds` (every shard's part), in one round trip. */
   async memberships(kinds: readonly EntityKind[]): Promise<MembershipReading[]> {
-    const records = await this.#store.read(kinds.map(membershipRef));
-    return kinds.map((_, i) => readMembership(records[i]));
+    const shards = this.#store.keys?.shards ?? 1;
+    const records = await this.#store.read(kinds.flatMap((kind) => membershipRefs(kind, shards)));
+    return kinds.map((_, i) => readMembership(mergeMemberships(records.slice(i * shards, (i + 1) * shards))));
   }
 
   /** The API views of `ids` (in order), every facet of the kind read. */

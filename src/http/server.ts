@@ -83,7 +83,12 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
       redis: options.redis,
       prefix: options.config.redis.prefix,
     }),
-    eventLog: new EventLog({ redis: options.redis, prefix: options.config.redis.prefix, logger }),
+    eventLog: new EventLog({
+      redis: options.redis,
+      prefix: options.config.redis.prefix,
+      shards: options.config.redis.shards,
+      logger,
+    }),
     closing: closing.signal,
     tuning: { ...DEFAULT_TUNING, ...options.tuning },
   };

@@ -5,9 +5,10 @@ import {
   type RejectedEntry,
 } from '../events/detectors/membership.js';
 import type { Detector, EntityKind, Observation } from '../events/types.js';
+import type { SnapshotRef } from '../store/snapshot-store.js';
 import type { ListReading, RejectedElement } from '../upstream/list-elements.js';
 import { forgetRemoved } from './forget-removed.js';
-import { membershipRef } from './membership-view.js';
+import { membershipRefs, mergeMemberships } from './membership-view.js';
 import { mapObservation, toObservationError } from './observe.js';
 import type { PollContext } from './poller.js';
 
@@ -48,6 +49,7 @@ function signature(entries: readonly RejectedEntry[], count: number): string {
 }
 
 function storedRejected(state: unknown): { entries: RejectedEntry[]; count: number } {
+  // Stored parts of a list kept over several shards are merged first (membership-view.ts).
   const { rejected, rejectedCount } = (state ?? {}) as Partial<MembershipState>;
   const entries = Array.isArray(rejected) ? rejected : [];
   return { entries, count: typeof rejectedCount === 'number' ? rejectedCount : entries.length };
@@ -55,29 +57,46 @@ function storedRejected(state: unknown): { entries: RejectedEntry[]; count: numb
 
 /**
  * Commits the list as its kind's membership observation (deleting the snapshots of the entities
- * it removes), counts the rejected elements no facet keeps and logs a change in them.
+ * it removes), counts the rejected elements no facet keeps and logs a change in them. With N
+ * shards the list is observed as N parts, each the ids (and rejected elements) of one shard's
+ * entities, committed to that shard's part of the membership snapshot (membership-view.ts); a
+ * rejected element that names no entity goes to shard 0's part, and a failed list fails every part.
  */
 export async function commitList<T, Options>(
   ctx: PollContext,
   list: Observation<ListReading<T>>,
   spec: ListSpec<T, Options>,
 ): Promise<void> {
-  const ref = membershipRef(spec.kind);
-  const [record] = await ctx.store.read([ref]);
+  const { keys } = ctx.store;
+  const refs = membershipRefs(spec.kind, keys.shards);
+  const records = await ctx.store.read(refs);
   const rejected = list.ok ? list.value.rejected.map(entryOf) : [];
-  const observation = mapObservation(
-    list,
-    (reading): MembershipValue => ({
-      listed: [...reading.items.map(spec.idOf), ...rejected.flatMap((entry) => entry.id ?? [])],
-      rejected,
-    }),
-  );
+  const shardOf = (id: string | null) =>
+    refs.length === 1 || id === null ? 0 : keys.shardOf(`${spec.kind}/${id}`);
+  const parts = refs.map(() => ({ listed: [] as string[], rejected: [] as RejectedEntry[] }));
+  if (list.ok) {
+    for (const item of list.value.items) {
+      const id = spec.idOf(item);
+      parts[shardOf(id)]?.listed.push(id);
+    }
+    for (const entry of rejected) {
+      const part = parts[shardOf(entry.id)];
+      if (entry.id !== null) part?.listed.push(entry.id);
+      part?.rejected.push(entry);
+    }
+  }
   const membership = await ctx.commit(
     { poller: spec.poller, detector: spec.detector, options: spec.options },
-    [{ ref, observation, record }],
+    refs.map((ref, shard) => ({
+      ref,
+      record: records[shard],
+      observation: mapObservation(list, (): MembershipValue => parts[shard] ?? { listed: [], rejected: [] }),
+    })),
   );
   await forgetRemoved(ctx, spec.kind, membership.events);
   if (!list.ok) return;
+  const ref = refs[0] as SnapshotRef;
+  const record = mergeMemberships(records);
 
   for (const entry of rejected) {
     if (spec.facetKeepsNamed && entry.id !== null) continue;

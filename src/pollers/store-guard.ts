@@ -197,8 +197,10 @@ export class StoreLossGuard implements StoreGuard {
         return;
       }
       const found = await this.#marker.read();
-      if (found?.epoch === known.epoch) return;
-      const announced = found !== undefined && found.replaced !== '';
+      // With shards, the known marker with a shard's copy gone: that shard's data was lost.
+      const damaged = found?.epoch === known.epoch && found.damaged === true;
+      if (found?.epoch === known.epoch && !damaged) return;
+      const announced = !damaged && found !== undefined && found.replaced !== '';
       if (announced && found.replaced !== known.epoch) {
         // Not the loss of the marker this replica knew: nothing of its own to carry over.
         this.#adopt(found);
@@ -221,9 +223,9 @@ export class StoreLossGuard implements StoreGuard {
       }
       const now = this.#now();
       const lastSeenAt = new Date(this.#seenAt).toISOString();
-      const epoch = found?.epoch ?? newEpoch();
+      const epoch = found && !damaged ? found.epoch : newEpoch();
       const outcome = await this.#marker.reset({
-        expect: found ? (announced ? 'carry' : 'fresh') : 'absent',
+        expect: damaged ? 'damaged' : found ? (announced ? 'carry' : 'fresh') : 'absent',
         epoch,
         lost: known.epoch,
         lastSeenAt,
@@ -232,7 +234,11 @@ export class StoreLossGuard implements StoreGuard {
         snapshots: await seedSnapshots(this.#snapshots, carry),
       });
       if (outcome.kind === 'done') {
-        this.#adopt(found ?? { epoch, createdAt: new Date(now).toISOString(), replaced: known.epoch });
+        this.#adopt(
+          found && !damaged
+            ? found
+            : { epoch, createdAt: new Date(now).toISOString(), replaced: known.epoch },
+        );
         const fields = { lostEpoch: known.epoch, epoch, carriedOver: outcome.carried, lastSeenAt };
         if (outcome.event) {
           this.#onEvent([outcome.event]);

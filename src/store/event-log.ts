@@ -8,7 +8,8 @@ import {
   retryDelay,
   waitForReady,
 } from '../lib/redis-connection.js';
-import { type StoreKeys, storeKeys } from './keys.js';
+import { type ShardKeys, type StoreKeys, storeKeys } from './keys.js';
+import { compareLogIds, endBefore, readAfter, startAfter, toLogId } from './log-ids.js';
 import {
   fieldsToRecord,
   firstStreamEntries,
@@ -21,6 +22,12 @@ import {
  * The event log: a capped Redis stream `{p}:events`, appended by the commit script (same atomic
  * call as the snapshot swap) with `XADD MAXLEN ~ <cap>`. Each entry: `id` (event id), `type`,
  * `subject`, `event` (the CloudEvent JSON). Read here for the HTTP API and its SSE live tail.
+ *
+ * With N shards each shard has its own stream (`{s}:events`, the cap split over them) and readers
+ * merge them by time (to the millisecond: entries of one millisecond in different shards come in
+ * shard order); an entry is then named by its merged id (log-ids.ts). A live tail follows
+ * every shard on a connection of its own and passes entries on as they come: one subject's events
+ * keep their order (they share a shard), entries of different shards may arrive out of time order.
  */
 
 export const DEFAULT_EVENT_LOG_CAP = 100_000;
@@ -76,6 +83,8 @@ export interface EventLogOptions {
   /** Used for range/count; a tail duplicates it for its blocking reads. Not closed by the log. */
   redis: RedisClient;
   prefix?: string;
+  /** How many shards the log is kept over (keys.ts). Default 1. */
+  shards?: number;
   logger?: Logger;
 }
 
@@ -112,6 +121,8 @@ function decodeEntry([streamId, raw]: RawStreamEntry, matches: EntryMatcher): Ev
   }
 }
 
+const byLogId = (a: EventLogEntry, b: EventLogEntry): number => compareLogIds(a.streamId, b.streamId);
+
 function clampLimit(limit: number | undefined): number {
   if (limit === undefined) return DEFAULT_RANGE_LIMIT;
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
@@ -128,9 +139,9 @@ export function isSince(value: string): boolean {
   return isStreamId(value) || isIsoTime(value);
 }
 
-/** Translates `since` into an XRANGE start bound. */
-function startBound(since: string): string {
-  if (isStreamId(since)) return `(${since}`;
+/** Translates `since` into an XRANGE start bound of `shard` of `shards`. */
+function startBound(since: string, shard: number, shards: number): string {
+  if (isStreamId(since)) return startAfter(since, shard, shards);
   const ms = Date.parse(since);
   if (!Number.isFinite(ms)) throw new RangeError(`since must be a stream id or an ISO 8601 time: ${since}`);
   return String(Math.max(ms, 0));
@@ -143,13 +154,14 @@ export class EventLog {
 
   constructor(options: EventLogOptions) {
     this.#redis = options.redis;
-    this.keys = storeKeys(options.prefix);
+    this.keys = storeKeys(options.prefix, options.shards);
     this.#logger = options.logger;
   }
 
-  /** Number of entries in the log (XLEN). */
-  count(): Promise<number> {
-    return this.#redis.xlen(this.keys.events);
+  /** Number of entries in the log (XLEN, summed over the shards). */
+  async count(): Promise<number> {
+    const lengths = await Promise.all(this.keys.allShards.map((shard) => this.#redis.xlen(shard.events)));
+    return lengths.reduce((sum, n) => sum + n, 0);
   }
 
   /**
@@ -160,32 +172,109 @@ export class EventLog {
   async range(query: RangeQuery = {}): Promise<EventLogEntry[]> {
     const limit = clampLimit(query.limit);
     const matches = matcher(query);
-    const chunk = Math.max(limit, 500);
-    const found: EventLogEntry[] = [];
-    const key = this.keys.events;
-
+    const shards = this.keys.allShards;
     if (query.since !== undefined) {
-      let start = startBound(query.since);
-      for (;;) {
-        const entries = (await this.#redis.xrange(key, start, '+', 'COUNT', chunk)) as RawStreamEntry[];
-        for (const entry of entries) {
-          const decoded = decodeEntry(entry, matches);
-          if (decoded) found.push(decoded);
-          if (found.length >= limit) return found;
-        }
-        const last = entries.at(-1);
-        if (entries.length < chunk || !last) return found;
-        start = `(${last[0]}`;
-      }
+      const since = query.since;
+      const found = await Promise.all(
+        shards.map((shard) =>
+          this.#forward(shard, startBound(since, shard.shard, shards.length), limit, matches),
+        ),
+      );
+      return shards.length === 1 ? (found[0] ?? []) : found.flat().sort(byLogId).slice(0, limit);
     }
-
     if (query.before !== undefined && !isStreamId(query.before))
       throw new RangeError(`before must be a stream id: ${query.before}`);
-    let end = query.before === undefined ? '+' : `(${query.before}`;
+    const before = query.before;
+    const found = await Promise.all(
+      shards.map((shard) =>
+        this.#backward(
+          shard,
+          before === undefined ? '+' : endBefore(before, shard.shard, shards.length),
+          limit,
+          matches,
+        ),
+      ),
+    );
+    return shards.length === 1 ? (found[0] ?? []) : found.flat().sort(byLogId).slice(-limit);
+  }
+
+  /**
+   * When a capped shard log has dropped entries and `fromId` is older than its first entry, events
+   * after `fromId` may be gone: the merged id of the earliest such first entry. Best effort
+   * (Redis ≥ 7 reports `entries-added`); undefined when in doubt.
+   */
+  async gapAfter(fromId: string): Promise<{ lastEventId: string; firstAvailable: string } | undefined> {
+    const shards = this.keys.shards;
+    const firsts = await Promise.all(
+      this.keys.allShards.map(async (shard) => {
+        try {
+          const reply = (await this.#redis.xinfo('STREAM', shard.events)) as unknown[];
+          const info = new Map<string, unknown>();
+          for (let i = 0; i + 1 < reply.length; i += 2) info.set(String(reply[i]), reply[i + 1]);
+          const added = Number(info.get('entries-added'));
+          const length = Number(info.get('length'));
+          const first = (info.get('first-entry') as [string, unknown] | null | undefined)?.[0];
+          if (!Number.isFinite(added) || !(added > length) || typeof first !== 'string') return undefined;
+          const merged = toLogId(first, shard.shard, shards);
+          return compareLogIds(fromId, merged) < 0 ? merged : undefined;
+        } catch {
+          return undefined;
+        }
+      }),
+    );
+    const gaps = firsts.filter((id): id is string => id !== undefined).sort(compareLogIds);
+    return gaps[0] === undefined ? undefined : { lastEventId: fromId, firstAvailable: gaps[0] };
+  }
+
+  /** The first `limit` matching entries of one shard from `start` on, oldest first. */
+  async #forward(
+    shard: ShardKeys,
+    from: string,
+    limit: number,
+    matches: EntryMatcher,
+  ): Promise<EventLogEntry[]> {
+    const chunk = Math.max(limit, 500);
+    const found: EventLogEntry[] = [];
+    let start = from;
     for (;;) {
-      const entries = (await this.#redis.xrevrange(key, end, '-', 'COUNT', chunk)) as RawStreamEntry[];
+      const entries = (await this.#redis.xrange(
+        shard.events,
+        start,
+        '+',
+        'COUNT',
+        chunk,
+      )) as RawStreamEntry[];
       for (const entry of entries) {
-        const decoded = decodeEntry(entry, matches);
+        const decoded = this.#decode(entry, matches, shard);
+        if (decoded) found.push(decoded);
+        if (found.length >= limit) return found;
+      }
+      const last = entries.at(-1);
+      if (entries.length < chunk || !last) return found;
+      start = `(${last[0]}`;
+    }
+  }
+
+  /** The newest `limit` matching entries of one shard up to `end`, oldest first. */
+  async #backward(
+    shard: ShardKeys,
+    to: string,
+    limit: number,
+    matches: EntryMatcher,
+  ): Promise<EventLogEntry[]> {
+    const chunk = Math.max(limit, 500);
+    const found: EventLogEntry[] = [];
+    let end = to;
+    for (;;) {
+      const entries = (await this.#redis.xrevrange(
+        shard.events,
+        end,
+        '-',
+        'COUNT',
+        chunk,
+      )) as RawStreamEntry[];
+      for (const entry of entries) {
+        const decoded = this.#decode(entry, matches, shard);
         if (decoded) found.push(decoded);
         if (found.length >= limit) return found.reverse();
       }
@@ -195,48 +284,118 @@ export class EventLog {
     }
   }
 
+  /** An entry of `shard` under its merged id (its own with one shard). */
+  #decode(entry: RawStreamEntry, matches: EntryMatcher, shard: ShardKeys): EventLogEntry | undefined {
+    const decoded = decodeEntry(entry, matches);
+    if (decoded && this.keys.shards > 1) decoded.streamId = toLogId(entry[0], shard.shard, this.keys.shards);
+    return decoded;
+  }
+
   /**
-   * Follows the log with XREAD BLOCK on a connection of its own. Survives Redis reconnects (resumes
-   * after the last delivered id). Ends when `signal` aborts, `close()` is called or the consumer
-   * leaves its `for await` loop.
+   * Follows the log with XREAD BLOCK on a connection of its own (one per shard). Survives Redis
+   * reconnects (resumes after the last delivered id). Ends when `signal` aborts, `close()` is
+   * called or the consumer leaves its `for await` loop.
    */
   tail(options: TailOptions = {}): EventTail {
     const from = options.fromId ?? '$';
     // Refused before a connection is opened: nothing is left behind to keep the process alive.
     if (from !== '$' && !isStreamId(from)) throw new RangeError(`fromId must be '$' or a stream id: ${from}`);
-    const key = this.keys.events;
-    const logger = this.#logger;
-    const blockMs = options.blockMs ?? 5_000;
-    const matches = matcher(options);
-    const connection = duplicateForBlocking(this.#redis, 'event-log-tail', logger);
     const controller = new AbortController();
     const signal = controller.signal;
     const abort = (): void => controller.abort();
     options.signal?.addEventListener('abort', abort, { once: true });
     if (options.signal?.aborted) abort();
-    // An abort interrupts a blocked XREAD at once.
-    signal.addEventListener('abort', () => connection.disconnect(), { once: true });
-
-    const ready = (async (): Promise<string> => {
-      await waitForReady(connection, { signal });
-      if (from !== '$') return from;
-      const last = (await connection.xrevrange(key, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
-      return last[0]?.[0] ?? '0-0';
-    })();
+    const shards = this.keys.shards;
+    const followers = this.keys.allShards.map((shard) => this.#follow(shard, from, options, signal));
+    const ready = Promise.all(followers.map((follower) => follower.ready)).then((ids) =>
+      ids.reduce((latest, id) => (compareLogIds(id, latest) > 0 ? id : latest), '0-0'),
+    );
     ready.catch(() => {});
 
-    async function* follow(): AsyncGenerator<EventLogEntry, void, undefined> {
+    async function* merged(): AsyncGenerator<EventLogEntry, void, undefined> {
+      const iterators = followers.map((follower) => follower.entries);
+      try {
+        if (shards === 1) {
+          yield* iterators[0] as AsyncGenerator<EventLogEntry, void, undefined>;
+          return;
+        }
+        // Whichever shard has an entry first passes it on.
+        const next = (i: number) =>
+          (iterators[i] as AsyncGenerator<EventLogEntry>).next().then((result) => ({ i, result }));
+        const pending = new Map(iterators.map((_, i) => [i, next(i)] as const));
+        while (pending.size > 0) {
+          const { i, result } = await Promise.race(pending.values());
+          if (result.done) {
+            pending.delete(i);
+            continue;
+          }
+          pending.set(i, next(i));
+          yield result.value;
+        }
+      } finally {
+        options.signal?.removeEventListener('abort', abort);
+        controller.abort();
+        await Promise.all(iterators.map((iterator) => iterator.return(undefined)));
+        await closeQuietly(followers.map((follower) => follower.connection));
+      }
+    }
+
+    const iterator = merged();
+    return Object.assign(iterator, {
+      ready,
+      close: async (): Promise<void> => {
+        controller.abort();
+        await iterator.return(undefined);
+        await closeQuietly(followers.map((follower) => follower.connection));
+      },
+    });
+  }
+
+  /** One shard's part of a tail: its connection, where it starts (a merged id), its entries. */
+  #follow(
+    shard: ShardKeys,
+    from: string,
+    options: TailOptions,
+    signal: AbortSignal,
+  ): {
+    connection: RedisClient;
+    ready: Promise<string>;
+    entries: AsyncGenerator<EventLogEntry, void, undefined>;
+  } {
+    const shards = this.keys.shards;
+    const key = shard.events;
+    const logger = this.#logger;
+    const blockMs = options.blockMs ?? 5_000;
+    const matches = matcher(options);
+    const name = shards === 1 ? 'event-log-tail' : `event-log-tail:${shard.shard}`;
+    const connection = duplicateForBlocking(this.#redis, name, logger);
+    // An abort interrupts a blocked XREAD at once.
+    signal.addEventListener('abort', () => connection.disconnect(), { once: true });
+    if (signal.aborted) connection.disconnect();
+
+    // This shard's own stream id to read after, and the merged id the tail starts after.
+    const start = (async (): Promise<[own: string, merged: string]> => {
+      await waitForReady(connection, { signal });
+      if (from !== '$') return [readAfter(from, shard.shard, shards), from];
+      const last = (await connection.xrevrange(key, '+', '-', 'COUNT', 1)) as RawStreamEntry[];
+      const own = last[0]?.[0] ?? '0-0';
+      return [own, last[0] ? toLogId(own, shard.shard, shards) : '0-0'];
+    })();
+    start.catch(() => {});
+    const decode = (entry: RawStreamEntry) => this.#decode(entry, matches, shard);
+
+    async function* entries(): AsyncGenerator<EventLogEntry, void, undefined> {
       try {
         let lastId: string;
         try {
-          lastId = await ready;
+          [lastId] = await start;
         } catch (error) {
           if (signal.aborted) return;
           throw error;
         }
         let failures = 0;
         while (!signal.aborted) {
-          let entries: RawStreamEntry[];
+          let read: RawStreamEntry[];
           try {
             const reply = (await connection.xread(
               'COUNT',
@@ -247,7 +406,7 @@ export class EventLog {
               key,
               lastId,
             )) as RawStreamsReply;
-            entries = firstStreamEntries(reply);
+            read = firstStreamEntries(reply);
             failures = 0;
           } catch (error) {
             if (signal.aborted) return;
@@ -257,27 +416,17 @@ export class EventLog {
             await waitForReady(connection, { signal }).catch(() => {});
             continue;
           }
-          for (const entry of entries) {
+          for (const entry of read) {
             lastId = entry[0];
-            const decoded = decodeEntry(entry, matches);
+            const decoded = decode(entry);
             if (decoded) yield decoded;
           }
         }
       } finally {
-        options.signal?.removeEventListener('abort', abort);
-        controller.abort();
         await closeQuietly(connection);
       }
     }
 
-    const iterator = follow();
-    return Object.assign(iterator, {
-      ready,
-      close: async (): Promise<void> => {
-        controller.abort();
-        await iterator.return(undefined);
-        await closeQuietly(connection);
-      },
-    });
+    return { connection, ready: start.then(([, merged]) => merged), entries: entries() };
   }
 }

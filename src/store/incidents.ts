@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
+import type { ChainableCommander } from 'ioredis';
 import { CATALOGUE, catalogueEntry, EVENT, isFleetEventType } from '../events/catalogue.js';
 import { incidentStart } from '../events/incident-ref.js';
 import type { FleetEvent, Severity } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
-import { type StoreKeys, storeKeys } from './keys.js';
-import { type LuaScript, runScript } from './scripts.js';
+import { pipelineByShard } from './by-shard.js';
+import { type ShardKeys, type StoreKeys, storeKeys } from './keys.js';
+import { defineScript, type LuaScript, queueScript } from './scripts.js';
 
 /**
  * Incidents as a read model kept by the commit itself. An incident is one firing state of one
@@ -71,6 +73,19 @@ export interface IncidentRecord {
 /** How an open incident is found: `<subject>#<key>` (keys never hold `#`). */
 export function incidentField(subject: string, key: string): string {
   return `${subject}#${key}`;
+}
+
+/**
+ * The subject whose shard holds an event's records (its order list, the incidents it changes):
+ * for `incident.acknowledged` the acknowledged incident's entity, since the incident lives there;
+ * for any other event its own subject.
+ */
+export function homeSubject(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): string {
+  if (event.type === EVENT.incidentAcknowledged) {
+    const entity = event.data.entity;
+    if (typeof entity === 'string' && entity !== '') return entity;
+  }
+  return event.subject;
 }
 
 const ID_ENTITY_MAX = 48;
@@ -344,68 +359,139 @@ return {epoch, rev, records}
 };
 
 export interface OpenIncidents {
-  /** The store marker the records belong to ('' when there is none). */
+  /**
+   * The store marker the records belong to ('' when there is none). With shards, the one epoch
+   * every shard's marker copy holds; when they differ, a text no marker holds (a shard was emptied).
+   */
   epoch: string;
+  /** With shards, the shards' revisions joined by `.`. */
   revision: string;
   /** Undefined when the revision was the one asked about (nothing changed). */
   records?: IncidentRecord[];
 }
 
-/** Reads the incident records (written only by the commit and reset scripts). */
+/**
+ * Reads the incident records (written only by the commit and reset scripts). With N shards each
+ * subject's incidents are in its shard: lists read every shard (one round trip; on a Cluster one
+ * call per shard, in parallel) and an id is looked up in every shard.
+ */
 export class IncidentStore {
   readonly keys: StoreKeys;
   readonly #redis: RedisClient;
 
-  constructor(options: { redis: RedisClient; prefix?: string }) {
+  constructor(options: { redis: RedisClient; prefix?: string; shards?: number }) {
     this.#redis = options.redis;
-    this.keys = storeKeys(options.prefix);
+    this.keys = storeKeys(options.prefix, options.shards);
   }
 
   /** One incident, open or closed (kept 7 days), or undefined. */
   async get(id: string): Promise<IncidentRecord | undefined> {
     if (!INCIDENT_ID_PATTERN.test(id)) return undefined;
-    return decodeIncident(await this.#redis.hgetall(this.keys.incident(id)));
+    if (this.keys.shards === 1) return decodeIncident(await this.#redis.hgetall(this.keys.incident(id)));
+    const replies = await this.#eachShard((pipeline, shard) => pipeline.hgetall(shard.incident(id)));
+    for (const [error, fields] of replies) {
+      if (error) throw error;
+      const record = decodeIncident(fields as Record<string, string>);
+      if (record) return record;
+    }
+    return undefined;
   }
 
   /** The open incident of `(subject, key)`, if any. */
   async openOf(subject: string, key: string): Promise<IncidentRecord | undefined> {
-    const id = await this.#redis.hget(this.keys.incidentsOpen, incidentField(subject, key));
-    return id === null ? undefined : this.get(id);
+    const shard = this.keys.shardKeys(this.keys.shardOf(subject));
+    const id = await this.#redis.hget(shard.incidentsOpen, incidentField(subject, key));
+    return id === null ? undefined : this.#many(shard, [id]).then(([record]) => record);
   }
 
   /** Every open incident. */
   async open(): Promise<IncidentRecord[]> {
-    const ids = await this.#redis.hvals(this.keys.incidentsOpen);
-    return this.#many(ids);
+    const replies = await this.#eachShard((pipeline, shard) => pipeline.hvals(shard.incidentsOpen));
+    const found = await Promise.all(
+      this.keys.allShards.map((shard, i) => {
+        const [error, ids] = replies[i] ?? [new Error('missing pipeline reply'), null];
+        if (error) throw error;
+        return this.#many(shard, ids as string[]);
+      }),
+    );
+    return found.flat();
   }
 
   /** The most recently closed incidents, newest first, at most `limit`. */
   async closed(limit: number): Promise<IncidentRecord[]> {
     if (limit <= 0) return [];
-    const ids = await this.#redis.zrevrange(this.keys.incidentsClosed, 0, limit - 1);
-    return this.#many(ids);
+    if (this.keys.shards === 1) {
+      return this.#many(this.keys, await this.#redis.zrevrange(this.keys.incidentsClosed, 0, limit - 1));
+    }
+    const replies = await this.#eachShard((pipeline, shard) =>
+      pipeline.zrevrange(shard.incidentsClosed, 0, limit - 1, 'WITHSCORES'),
+    );
+    const newest: Array<{ shard: ShardKeys; id: string; at: number }> = [];
+    this.keys.allShards.forEach((shard, i) => {
+      const [error, flat] = replies[i] ?? [new Error('missing pipeline reply'), null];
+      if (error) throw error;
+      const list = flat as string[];
+      for (let k = 0; k + 1 < list.length; k += 2)
+        newest.push({ shard, id: list[k] as string, at: Number(list[k + 1]) });
+    });
+    const chosen = newest.sort((a, b) => b.at - a.at).slice(0, limit);
+    const records = await Promise.all(chosen.map(({ shard, id }) => this.#many(shard, [id])));
+    return records.flat();
   }
 
-  /** Open incidents with the marker in one atomic read; no records when `revision` is current. */
+  /**
+   * Open incidents with the marker in one atomic read per shard; no records when `revision` is
+   * current. With shards, a change in any shard reads every shard's records again.
+   */
   async readOpen(revision = ''): Promise<OpenIncidents> {
-    const reply = (await runScript(
-      this.#redis,
-      READ_OPEN_SCRIPT,
-      [this.keys.storeMarker, this.keys.incidentsOpen, this.keys.incidentsRevision],
-      [revision, this.keys.incidentPrefix],
-    )) as [string, string, string[][]];
-    const [epoch, current, flat] = reply;
-    if (current === revision) return { epoch, revision: current };
-    const records = flat
-      .map((list) => decodeIncident(pairs(list)))
-      .filter((record): record is IncidentRecord => record !== undefined);
-    return { epoch, revision: current, records };
+    const shards = this.keys.allShards;
+    const held = revision.split('.');
+    let reads = await this.#readOpen(
+      shards.map((_, i) => (shards.length === 1 ? revision : (held[i] ?? ''))),
+    );
+    const current = reads.map((read) => read.revision).join('.');
+    if (current === revision) return { epoch: epochOf(reads), revision: current };
+    if (reads.some((read) => !read.records)) reads = await this.#readOpen(shards.map(() => ''));
+    return {
+      epoch: epochOf(reads),
+      revision: reads.map((read) => read.revision).join('.'),
+      records: reads.flatMap((read) => read.records ?? []),
+    };
   }
 
-  async #many(ids: readonly string[]): Promise<IncidentRecord[]> {
+  async #readOpen(revisions: readonly string[]): Promise<OpenIncidents[]> {
+    defineScript(this.#redis, READ_OPEN_SCRIPT);
+    const replies = await this.#eachShard((pipeline, shard) =>
+      queueScript(
+        pipeline,
+        READ_OPEN_SCRIPT,
+        [shard.storeMarker, shard.incidentsOpen, shard.incidentsRevision],
+        [revisions[shard.shard] ?? '', shard.incidentPrefix],
+      ),
+    );
+    return replies.map(([error, reply], i) => {
+      if (error) throw error;
+      const [epoch, current, flat] = reply as [string, string, string[][]];
+      if (current === revisions[i]) return { epoch, revision: current };
+      const records = flat
+        .map((list) => decodeIncident(pairs(list)))
+        .filter((record): record is IncidentRecord => record !== undefined);
+      return { epoch, revision: current, records };
+    });
+  }
+
+  /** One command per shard, each queued by `queue`; the replies in shard order. */
+  async #eachShard(
+    queue: (pipeline: ChainableCommander, shard: ShardKeys) => void,
+  ): Promise<Array<[Error | null, unknown]>> {
+    const replies = await pipelineByShard(this.#redis, this.keys.allShards, (shard) => shard.shard, queue);
+    return replies.map((reply) => reply[0] ?? [new Error('missing pipeline reply'), null]);
+  }
+
+  async #many(shard: ShardKeys, ids: readonly string[]): Promise<IncidentRecord[]> {
     if (ids.length === 0) return [];
     const pipeline = this.#redis.pipeline();
-    for (const id of ids) pipeline.hgetall(this.keys.incident(id));
+    for (const id of ids) pipeline.hgetall(shard.incident(id));
     const replies = (await pipeline.exec()) ?? [];
     const records: IncidentRecord[] = [];
     for (const [error, fields] of replies) {
@@ -415,4 +501,10 @@ export class IncidentStore {
     }
     return records;
   }
+}
+
+/** The epoch every shard's marker copy holds, or a text no marker holds when they differ. */
+function epochOf(reads: readonly OpenIncidents[]): string {
+  const epochs = new Set(reads.map((read) => read.epoch));
+  return epochs.size === 1 ? (reads[0]?.epoch ?? '') : `mixed:${[...epochs].join(',')}`;
 }

@@ -1,26 +1,35 @@
 import type { EntityKind } from '../events/types.js';
+import { assertPrefix, hashTag, shardTags, subjectShard } from './shards.js';
+
+export { assertPrefix, hashTag };
 
 /**
- * Redis key layout. Every key fleetwatch writes lives under ONE hash tag, `{<prefix>}`, so that all
- * of them land in the same Redis Cluster slot: the commit script touches a snapshot, the outbox,
- * the event log and an entity index in one call, and BullMQ (prefix `{<prefix>}`) shares the slot.
+ * Redis key layout. With one shard (`redis.shards` = 1, the default) every key fleetwatch writes
+ * lives under ONE hash tag, `{<prefix>}`, so all of them land in the same Redis Cluster slot. With
+ * N shards the per-entity keys (snapshots, poll leases, entity index, outbox, event log, order
+ * lists, incidents, a copy of the store marker) go under the tag of their subject's shard
+ * (`{<prefix>.<i>-<salt>}`, shards.ts) instead of `{p}`: everything one commit touches is still in
+ * one slot, and N shards spread a fleet over a Cluster's masters. Every other key (notification,
+ * delivery, sessions, health, upstream windows, BullMQ with prefix `{<prefix>}`) stays under `{p}`.
+ * Below, `{s}` is the shard's tag (`{p}` with one shard).
  *
  * ```
- * {p}:snap:<kind>:<id>:<facet>        hash    one facet of an entity: its last observation (versioned)
- * {p}:snap:fleet:<kind>:membership     hash    list-level snapshot (which ids the list returned)
- * {p}:outbox                           stream  events committed but not yet handed to BullMQ
- * {p}:outbox:rejected                  stream  outbox entries the relay could not parse (kept, not lost)
- * {p}:events                           stream  event log, capped with MAXLEN ~
- * {p}:lease:poll:<kind>:<id>:<scope>  string  poll lease (owner token, PX ttl)
- * {p}:index:<kind>                     zset    known entity ids, score = first seen (epoch ms)
+ * {s}:snap:<kind>:<id>:<facet>        hash    one facet of an entity: its last observation (versioned)
+ * {s}:snap:fleet:<kind>:membership     hash    list-level snapshot (which ids the list returned)
+ * {s}:outbox                           stream  events committed but not yet handed to BullMQ
+ * {s}:outbox:rejected                  stream  outbox entries the relay could not parse (kept, not lost)
+ * {s}:events                           stream  event log, capped with MAXLEN ~
+ * {s}:lease:poll:<kind>:<id>:<scope>  string  poll lease (owner token, PX ttl)
+ * {s}:index:<kind>                     zset    known entity ids, score = first seen (epoch ms)
  * {p}:upstream:window:<name>:<n>       hash    request counts of upstream <name> in window n (expires)
- * {p}:store:marker                     hash    the store marker: epoch, createdAt, replaced (store-marker.ts)
+ * {s}:store:marker                     hash    the store marker (a copy per shard): epoch, createdAt, replaced (store-marker.ts)
+ * {p}:store:marker                     hash    the control marker: the same, and the shard count
  * {p}:health                           string  the Redis health check's write (lib/redis-health.ts, PX 60 s)
- * {p}:incident:<id>                    hash    one incident, open or recently closed (incidents.ts)
- * {p}:incidents:open                   hash    `<subject>#<key>` → id of the open incident
- * {p}:incidents:closed                 zset    closed incident ids, score = closed at (epoch ms)
- * {p}:incidents:rev                    string  counter bumped by every change to an incident
- * {p}:order:<subject>                  list    ids of the subject's events not yet dispatched, in commit order
+ * {s}:incident:<id>                    hash    one incident, open or recently closed (incidents.ts)
+ * {s}:incidents:open                   hash    `<subject>#<key>` → id of the open incident
+ * {s}:incidents:closed                 zset    closed incident ids, score = closed at (epoch ms)
+ * {s}:incidents:rev                    string  counter bumped by every change to an incident
+ * {s}:order:<subject>                  list    ids of the subject's events not yet dispatched, in commit order
  * {p}:session:<sha256 of session id>   string  one API login session (JSON, PX = http.session_ttl)
  * {p}:sessions:<token name>            zset    that token's sessions (sha256 of the id), score = expiry
  * {p}:notify:group:<groupKey>          hash    one aggregation group (notifyKeys below)
@@ -43,21 +52,6 @@ export const DEFAULT_PREFIX = 'fw';
 /** `vehicle`, `robot`, or `fleet` for list-level snapshots (then `id` is the listed kind). */
 export type SnapshotKind = EntityKind | 'fleet';
 
-const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
-
-/** Throws when `prefix` could break the hash tag (same rule as the config schema). */
-export function assertPrefix(prefix: string): void {
-  if (!PREFIX_PATTERN.test(prefix)) {
-    throw new TypeError(`invalid Redis key prefix ${JSON.stringify(prefix)}: use letters, digits, _ or -`);
-  }
-}
-
-/** `{<prefix>}`: the hash tag every key starts with. */
-export function hashTag(prefix: string): string {
-  assertPrefix(prefix);
-  return `{${prefix}}`;
-}
-
 /** The `prefix` option for every BullMQ Queue/Worker/FlowProducer: keys become `{<prefix>}:<queue>:...`. */
 export function bullPrefix(prefix: string): string {
   return hashTag(prefix);
@@ -73,9 +67,15 @@ export function decodeSegment(value: string): string {
   return decodeURIComponent(value);
 }
 
-export interface StoreKeys {
-  readonly prefix: string;
-  /** `{<prefix>}` */
+/**
+ * The keys of one shard (one hash tag, so one Cluster slot): everything a commit touches besides
+ * the snapshot itself. With `redis.shards` = 1 the one shard's tag is `{<prefix>}`, so the keys are
+ * the ones a store without shards has always had.
+ */
+export interface ShardKeys {
+  /** 0 … shards - 1. */
+  readonly shard: number;
+  /** The shard's hash tag: `{<prefix>}` with one shard, `{<prefix>.<i>-<salt>}` with more (shards.ts). */
   readonly tag: string;
   /** Outbox stream: events waiting for the relay. */
   readonly outbox: string;
@@ -83,18 +83,10 @@ export interface StoreKeys {
   readonly outboxRejected: string;
   /** Event log stream (capped). */
   readonly events: string;
-  snapshot(kind: SnapshotKind, id: string, facet: string): string;
-  /** List-level snapshot of a kind: `{p}:snap:fleet:<kind>:membership`. */
-  membership(kind: EntityKind): string;
-  pollLease(kind: SnapshotKind, id: string, scope: string): string;
   /** Sorted set of known ids of a kind (members are raw ids, score = first seen ms). */
   index(kind: EntityKind): string;
-  /** Request counts of one upstream (`token`, `fleet`, `robots`) in one counting window. */
-  upstreamWindow(name: string, window: number): string;
-  /** The store marker: lets every replica notice that the store was emptied (store-marker.ts). */
+  /** The store marker (its copy in this shard): lets every replica notice that the store was emptied (store-marker.ts). */
   readonly storeMarker: string;
-  /** What the Redis health check writes (`SET … PX`) to see that Redis takes writes (lib/redis-health.ts). */
-  readonly healthCheck: string;
   /** One incident record; ids are `[A-Za-z0-9._-]` only (incidents.ts), so they go in as they are. */
   incident(id: string): string;
   /** What `incident(id)` puts before the id: for the Lua scripts, which find ids in Redis. */
@@ -107,6 +99,48 @@ export interface StoreKeys {
   readonly incidentsRevision: string;
   /** Ids of one subject's events not yet dispatched, in commit order (Guarantee 6). */
   order(subject: string): string;
+}
+
+/**
+ * Every key of an installation. The per-entity keys live in the shard of their subject
+ * (`shardOf`); the fields `StoreKeys` shares with `ShardKeys` are shard 0's, which is the only
+ * shard, under `{<prefix>}`, when `shards` is 1. Everything else (`upstreamWindow`, `healthCheck`,
+ * sessions, `controlMarker`, and notifyKeys / deliveryKeys / BullMQ) stays under `{<prefix>}`.
+ */
+export interface StoreKeys extends ShardKeys {
+  readonly prefix: string;
+  /** How many shards the per-entity keys are spread over (`redis.shards`, 1 … 256). */
+  readonly shards: number;
+  /** `{<prefix>}`: the tag of every key that is not per entity. */
+  readonly controlTag: string;
+  /** The keys of shard `shard` (0 … shards - 1). */
+  shardKeys(shard: number): ShardKeys;
+  /** Every shard's keys, in shard order. */
+  readonly allShards: readonly ShardKeys[];
+  /** The shard of a subject (`vehicle/veh-0003`, `upstream/fleet`): FNV-1a mod shards. */
+  shardOf(subject: string): number;
+  /**
+   * The subject whose shard holds a snapshot: `<kind>/<id>` for an entity, `<id>/<facet>` for a
+   * `fleet` ref (`upstream/fleet`, `receiver/ops`, `vehicle/membership`): the subject its events carry.
+   */
+  subjectOf(kind: SnapshotKind, id: string, facet: string): string;
+  /**
+   * A snapshot's key, in its subject's shard unless `shard` says which (a kind's membership list
+   * is kept per shard: each shard's part in that shard).
+   */
+  snapshot(kind: SnapshotKind, id: string, facet: string, shard?: number): string;
+  /** The part of a kind's membership list in `shard` (default 0): `{s}:snap:fleet:<kind>:membership`. */
+  membership(kind: EntityKind, shard?: number): string;
+  pollLease(kind: SnapshotKind, id: string, scope: string): string;
+  /** Request counts of one upstream (`token`, `fleet`, `robots`) in one counting window. */
+  upstreamWindow(name: string, window: number): string;
+  /**
+   * The control marker, `{<prefix>}:store:marker`: the installation's own marker, which records
+   * the shard count. With one shard it is also that shard's marker copy.
+   */
+  readonly controlMarker: string;
+  /** What the Redis health check writes (`SET … PX`) to see that Redis takes writes (lib/redis-health.ts). */
+  readonly healthCheck: string;
   /**
    * One API login session, by the SHA-256 (hex) of its id: the key does not reveal the cookie, so a
    * Redis dump or `MONITOR` gives no session away.
@@ -116,30 +150,61 @@ export interface StoreKeys {
   sessionsOf(tokenName: string): string;
 }
 
-export function storeKeys(prefix: string = DEFAULT_PREFIX): StoreKeys {
-  const tag = hashTag(prefix);
-  const snapshot = (kind: SnapshotKind, id: string, facet: string): string =>
-    `${tag}:snap:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(facet)}`;
+function shardKeysOf(shard: number, tag: string): ShardKeys {
   return {
-    prefix,
+    shard,
     tag,
     outbox: `${tag}:outbox`,
     outboxRejected: `${tag}:outbox:rejected`,
     events: `${tag}:events`,
-    snapshot,
-    membership: (kind) => snapshot('fleet', kind, 'membership'),
-    pollLease: (kind, id, scope) =>
-      `${tag}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(scope)}`,
     index: (kind) => `${tag}:index:${encodeSegment(kind)}`,
-    upstreamWindow: (name, window) => `${tag}:upstream:window:${encodeSegment(name)}:${window}`,
     storeMarker: `${tag}:store:marker`,
-    healthCheck: `${tag}:health`,
     incident: (id) => `${tag}:incident:${encodeSegment(id)}`,
     incidentPrefix: `${tag}:incident:`,
     incidentsOpen: `${tag}:incidents:open`,
     incidentsClosed: `${tag}:incidents:closed`,
     incidentsRevision: `${tag}:incidents:rev`,
     order: (subject) => `${tag}:order:${encodeSegment(subject)}`,
+  };
+}
+
+/** The key layout of `prefix` with its per-entity keys spread over `shards` shards (default 1). */
+export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKeys {
+  const tag = hashTag(prefix);
+  const allShards = shardTags(prefix, shards).map((shardTag, shard) => shardKeysOf(shard, shardTag));
+  const shardKeys = (index: number): ShardKeys => {
+    const keys = allShards[index];
+    if (!keys) throw new RangeError(`no shard ${index}: expected 0 to ${shards - 1}`);
+    return keys;
+  };
+  const shardOf = (subject: string): number => subjectShard(subject, shards);
+  const subjectOf = (kind: SnapshotKind, id: string, facet: string): string =>
+    kind === 'fleet' ? `${id}/${facet}` : `${kind}/${id}`;
+  const tagOf = (kind: SnapshotKind, id: string, facet: string, shard?: number): string =>
+    shard !== undefined
+      ? shardKeys(shard).tag
+      : shards === 1
+        ? tag
+        : shardKeys(shardOf(subjectOf(kind, id, facet))).tag;
+  const snapshot = (kind: SnapshotKind, id: string, facet: string, shard?: number): string =>
+    `${tagOf(kind, id, facet, shard)}:snap:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(facet)}`;
+  return {
+    ...shardKeys(0),
+    prefix,
+    shards,
+    controlTag: tag,
+    shardKeys,
+    allShards,
+    shardOf,
+    subjectOf,
+    snapshot,
+    membership: (kind, shard = 0) => snapshot('fleet', kind, 'membership', shard),
+    // An entity's leases follow the entity (`<kind>/<id>`), whatever the scope.
+    pollLease: (kind, id, scope) =>
+      `${tagOf(kind, id, scope)}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(scope)}`,
+    upstreamWindow: (name, window) => `${tag}:upstream:window:${encodeSegment(name)}:${window}`,
+    controlMarker: `${tag}:store:marker`,
+    healthCheck: `${tag}:health`,
     session: (idDigest) => `${tag}:session:${encodeSegment(idDigest)}`,
     sessionsOf: (tokenName) => `${tag}:sessions:${encodeSegment(tokenName)}`,
   };

@@ -11,7 +11,7 @@ import {
   retryDelay,
   waitForReady,
 } from '../lib/redis-connection.js';
-import { type StoreKeys, storeKeys } from './keys.js';
+import { type ShardKeys, type StoreKeys, storeKeys } from './keys.js';
 import {
   fieldsToRecord,
   firstStreamEntries,
@@ -29,6 +29,12 @@ import {
  * ignores because the job id already exists. So any number of relays may run (one per replica),
  * and each event becomes exactly one job. Redis errors are logged and retried with back-off; the
  * loop never throws.
+ *
+ * With N shards each shard has its own outbox (keys.ts), and XREADGROUP with BLOCK reads one slot:
+ * a relay runs one such loop per shard, each on its own blocking connection, all adding to the one
+ * `events` queue. Per-subject order
+ * holds, since a subject's events are all in its shard's outbox, and the events worker orders them
+ * by their order list anyway (Guarantee 6).
  */
 
 export interface OutboxRelayHooks {
@@ -42,6 +48,8 @@ export interface OutboxRelayOptions {
   /** The BullMQ `events` queue (see `createEventsQueue`); not closed by the relay. */
   queue: Queue<FleetEvent, unknown, string>;
   prefix?: string;
+  /** How many shards the outbox is spread over (keys.ts): one loop and connection each. Default 1. */
+  shards?: number;
   /** Consumer group; default `relay`. */
   group?: string;
   /** Consumer name; default `<hostname>-<pid>-<random>`, unique per relay instance. */
@@ -64,6 +72,14 @@ function isNoGroup(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOGROUP');
 }
 
+/** One shard's loop: its keys, its blocking connection, whether its consumer group is known to exist. */
+interface ShardLoop {
+  keys: ShardKeys;
+  reader: RedisClient;
+  groupReady: boolean;
+  done: Promise<void>;
+}
+
 export class OutboxRelay {
   readonly keys: StoreKeys;
   readonly consumer: string;
@@ -74,16 +90,14 @@ export class OutboxRelay {
   readonly #claimIdleMs: number;
   readonly #claimIntervalMs: number;
   readonly #logger: Logger | undefined;
-  #reader: RedisClient | undefined;
+  #loops: ShardLoop[] | undefined;
   #controller = new AbortController();
-  #loop: Promise<void> | undefined;
-  #groupReady = false;
   #relayed = 0;
   #reclaimed = 0;
 
   constructor(options: OutboxRelayOptions) {
     this.#options = options;
-    this.keys = storeKeys(options.prefix);
+    this.keys = storeKeys(options.prefix, options.shards);
     this.#group = options.group ?? DEFAULT_RELAY_GROUP;
     this.consumer = options.consumer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.#batchSize = options.batchSize ?? 100;
@@ -104,41 +118,53 @@ export class OutboxRelay {
   }
 
   get running(): boolean {
-    return this.#loop !== undefined;
+    return this.#loops !== undefined;
   }
 
   /**
-   * Starts the loop. Resolves once the consumer group exists (or `stop` is called first); the loop
-   * keeps retrying in the background while Redis is unreachable, so callers need not await this.
+   * Starts the loops (one per shard). Resolves once every shard's consumer group exists (or `stop`
+   * is called first); the loops keep retrying in the background while Redis is unreachable, so
+   * callers need not await this.
    */
   start(): Promise<void> {
-    if (this.#loop) return Promise.resolve();
+    if (this.#loops) return Promise.resolve();
     this.#controller = new AbortController();
-    this.#reader = duplicateForBlocking(this.#options.redis, `relay:${this.consumer}`, this.#logger);
-    let markStarted!: () => void;
-    const started = new Promise<void>((resolve) => {
-      markStarted = resolve;
+    const one = this.keys.shards === 1;
+    const starts: Array<Promise<void>> = [];
+    this.#loops = this.keys.allShards.map((keys) => {
+      const name = one ? `relay:${this.consumer}` : `relay:${this.consumer}:${keys.shard}`;
+      const reader = duplicateForBlocking(this.#options.redis, name, this.#logger);
+      let markStarted!: () => void;
+      starts.push(
+        new Promise<void>((resolve) => {
+          markStarted = resolve;
+        }),
+      );
+      this.#controller.signal.addEventListener('abort', () => markStarted(), { once: true });
+      const loop: ShardLoop = { keys, reader, groupReady: false, done: Promise.resolve() };
+      loop.done = this.#run(loop, markStarted);
+      return loop;
     });
-    this.#controller.signal.addEventListener('abort', () => markStarted(), { once: true });
-    this.#loop = this.#run(this.#reader, markStarted);
-    return started;
+    return Promise.all(starts).then(() => {});
   }
 
-  /** Lets the current batch finish (add + ack), then returns; closes the relay's connection. */
+  /** Lets the current batches finish (add + ack), then returns; closes the relay's connections. */
   async stop(): Promise<void> {
-    const loop = this.#loop;
-    const reader = this.#reader;
-    if (!loop || !reader) return;
+    const loops = this.#loops;
+    if (!loops) return;
     this.#controller.abort();
-    await loop;
-    await this.#forgetConsumer(reader);
-    await closeQuietly(reader);
-    this.#loop = undefined;
-    this.#reader = undefined;
-    this.#groupReady = false;
+    await Promise.all(
+      loops.map(async (loop) => {
+        await loop.done;
+        await this.#forgetConsumer(loop);
+        await closeQuietly(loop.reader);
+      }),
+    );
+    this.#loops = undefined;
   }
 
-  async #run(reader: RedisClient, markStarted: () => void): Promise<void> {
+  async #run(loop: ShardLoop, markStarted: () => void): Promise<void> {
+    const { reader } = loop;
     const signal = this.#controller.signal;
     let failures = 0;
     // Our own pending entries (after a failed batch) are re-read before new ones.
@@ -147,25 +173,25 @@ export class OutboxRelay {
     while (!signal.aborted) {
       try {
         await waitForReady(reader, { signal });
-        if (!this.#groupReady) await this.#ensureGroup(reader);
+        if (!loop.groupReady) await this.#ensureGroup(loop);
         markStarted();
         if (Date.now() >= nextClaimAt) {
-          await this.#reclaim(reader);
+          await this.#reclaim(loop);
           nextClaimAt = Date.now() + this.#claimIntervalMs;
         }
         if (signal.aborted) break;
-        const entries = await this.#read(reader, ownPending ? 'own-pending' : 'new');
+        const entries = await this.#read(loop, ownPending ? 'own-pending' : 'new');
         if (ownPending && entries.length === 0) ownPending = false;
-        if (entries.length > 0) await this.#deliver(reader, entries);
+        if (entries.length > 0) await this.#deliver(loop, entries);
         failures = 0;
       } catch (error) {
         if (signal.aborted) break;
-        if (isNoGroup(error)) this.#groupReady = false;
+        if (isNoGroup(error)) loop.groupReady = false;
         failures += 1;
         ownPending = true;
         const wait = retryDelay(failures);
         this.#logger?.warn(
-          { err: (error as Error).message, failures, retryInMs: wait },
+          { err: (error as Error).message, failures, retryInMs: wait, shard: loop.keys.shard },
           'outbox relay batch failed; retrying',
         );
         await delay(wait, undefined, { signal }).catch(() => {});
@@ -173,22 +199,22 @@ export class OutboxRelay {
     }
   }
 
-  async #ensureGroup(reader: RedisClient): Promise<void> {
+  async #ensureGroup(loop: ShardLoop): Promise<void> {
     try {
-      await reader.xgroup('CREATE', this.keys.outbox, this.#group, '0', 'MKSTREAM');
+      await loop.reader.xgroup('CREATE', loop.keys.outbox, this.#group, '0', 'MKSTREAM');
     } catch (error) {
       if (!(error instanceof Error && error.message.startsWith('BUSYGROUP'))) throw error;
     }
-    this.#groupReady = true;
+    loop.groupReady = true;
   }
 
   /**
    * One XREADGROUP: new entries (`>`, blocking up to `blockMs`), or this consumer's own pending
    * ones (`0`, never blocking: they are there or not).
    */
-  async #read(reader: RedisClient, which: 'new' | 'own-pending'): Promise<RawStreamEntry[]> {
+  async #read(loop: ShardLoop, which: 'new' | 'own-pending'): Promise<RawStreamEntry[]> {
     const block = which === 'new' ? ['BLOCK', this.#blockMs] : [];
-    const reply = (await reader.xreadgroup(
+    const reply = (await loop.reader.xreadgroup(
       'GROUP',
       this.#group,
       this.consumer,
@@ -197,19 +223,19 @@ export class OutboxRelay {
       // ioredis types each argument list separately; this is one of the two shapes above.
       ...(block as []),
       'STREAMS',
-      this.keys.outbox,
+      loop.keys.outbox,
       which === 'new' ? '>' : '0',
     )) as RawStreamsReply;
     return firstStreamEntries(reply);
   }
 
   /** Takes over entries left pending (idle ≥ claimIdleMs) by any consumer, and relays them. */
-  async #reclaim(reader: RedisClient): Promise<void> {
+  async #reclaim(loop: ShardLoop): Promise<void> {
     let cursor = '0-0';
     // Bounded so a huge backlog of stale entries does not starve new events.
     for (let round = 0; round < 10; round += 1) {
-      const [next, entries] = (await reader.xautoclaim(
-        this.keys.outbox,
+      const [next, entries] = (await loop.reader.xautoclaim(
+        loop.keys.outbox,
         this.#group,
         this.consumer,
         this.#claimIdleMs,
@@ -220,17 +246,18 @@ export class OutboxRelay {
       if (entries.length > 0) {
         this.#reclaimed += entries.length;
         this.#logger?.info(
-          { count: entries.length },
+          { count: entries.length, shard: loop.keys.shard },
           'reclaimed outbox entries left pending by another relay',
         );
-        await this.#deliver(reader, entries);
+        await this.#deliver(loop, entries);
       }
       if (next === '0-0' || this.#controller.signal.aborted) return;
       cursor = next;
     }
   }
 
-  async #deliver(reader: RedisClient, entries: readonly RawStreamEntry[]): Promise<void> {
+  async #deliver(loop: ShardLoop, entries: readonly RawStreamEntry[]): Promise<void> {
+    const { keys, reader } = loop;
     const jobs: Array<{ name: string; data: FleetEvent; opts: { jobId: string } }> = [];
     const rejected: Array<{ streamId: string; fields: string[]; reason: string }> = [];
     for (const [streamId, fields] of entries) {
@@ -255,18 +282,10 @@ export class OutboxRelay {
     const ids = entries.map(([streamId]) => streamId);
     const tx = reader.multi();
     for (const entry of rejected) {
-      tx.xadd(
-        this.keys.outboxRejected,
-        '*',
-        'streamId',
-        entry.streamId,
-        'reason',
-        entry.reason,
-        ...entry.fields,
-      );
+      tx.xadd(keys.outboxRejected, '*', 'streamId', entry.streamId, 'reason', entry.reason, ...entry.fields);
     }
-    tx.xack(this.keys.outbox, this.#group, ...ids);
-    tx.xdel(this.keys.outbox, ...ids);
+    tx.xack(keys.outbox, this.#group, ...ids);
+    tx.xdel(keys.outbox, ...ids);
     const results = await tx.exec();
     const failed = results?.find(([error]) => error);
     if (!results || failed) throw failed?.[0] ?? new Error('outbox acknowledgement was aborted');
@@ -274,7 +293,7 @@ export class OutboxRelay {
     this.#relayed += jobs.length;
     if (rejected.length > 0) {
       this.#logger?.error(
-        { count: rejected.length, key: this.keys.outboxRejected, reason: rejected[0]?.reason },
+        { count: rejected.length, key: keys.outboxRejected, reason: rejected[0]?.reason },
         'unparseable outbox entries moved aside',
       );
     }
@@ -282,19 +301,18 @@ export class OutboxRelay {
   }
 
   /** Removes this consumer from the group on a clean stop, but only when it holds nothing pending. */
-  async #forgetConsumer(reader: RedisClient): Promise<void> {
+  async #forgetConsumer({ keys, reader }: ShardLoop): Promise<void> {
     try {
       if (reader.status !== 'ready') return;
       const pending = (await reader.xpending(
-        this.keys.outbox,
+        keys.outbox,
         this.#group,
         '-',
         '+',
         1,
         this.consumer,
       )) as unknown[];
-      if (pending.length === 0)
-        await reader.xgroup('DELCONSUMER', this.keys.outbox, this.#group, this.consumer);
+      if (pending.length === 0) await reader.xgroup('DELCONSUMER', keys.outbox, this.#group, this.consumer);
     } catch (error) {
       this.#logger?.debug({ err: (error as Error).message }, 'could not remove relay consumer');
     }

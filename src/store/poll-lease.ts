@@ -1,11 +1,13 @@
 import type { RedisClient } from '../lib/redis-connection.js';
+import { byShard, pipelineByShard } from './by-shard.js';
 import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
-import { type LuaScript, runScript } from './scripts.js';
+import { defineScript, type LuaScript, queueScript } from './scripts.js';
 
 /**
  * Poll leases: `{p}:lease:poll:<kind>:<id>:<scope>` holds the owner token with a PX ttl. A poll
  * that runs past its interval still holds the lease, so the next tick's job skips that entity
- * instead of polling it twice at once. Acquire and release are one Lua call for a whole batch.
+ * instead of polling it twice at once. Acquire and release are one Lua call per shard for a whole
+ * batch (a lease is in its entity's shard, keys.ts; the calls go in one round trip).
  */
 
 export interface LeaseRef {
@@ -58,6 +60,8 @@ export interface PollLeasesOptions {
   /** A producer connection; not closed by this class. */
   redis: RedisClient;
   prefix?: string;
+  /** How many shards the per-entity keys are spread over (keys.ts). Default 1. */
+  shards?: number;
 }
 
 function checkTtl(ttlMs: number): void {
@@ -74,7 +78,7 @@ export class PollLeases {
 
   constructor(options: PollLeasesOptions) {
     this.#redis = options.redis;
-    this.keys = storeKeys(options.prefix);
+    this.keys = storeKeys(options.prefix, options.shards);
   }
 
   keyOf(ref: LeaseRef): string {
@@ -95,8 +99,8 @@ export class PollLeases {
   async release(refs: readonly LeaseRef[], owner: string): Promise<number> {
     checkOwner(owner);
     if (refs.length === 0) return 0;
-    const keys = refs.map((ref) => this.keyOf(ref));
-    return (await runScript(this.#redis, RELEASE_SCRIPT, keys, [owner])) as number;
+    const counts = await this.#run(RELEASE_SCRIPT, refs, [owner]);
+    return counts.reduce((sum, { reply }) => sum + (reply as number), 0);
   }
 
   /** Runs a script that answers with the 1-based positions of the keys `owner` now holds. */
@@ -109,8 +113,39 @@ export class PollLeases {
     checkTtl(ttlMs);
     checkOwner(owner);
     if (refs.length === 0) return [];
-    const keys = refs.map((ref) => this.keyOf(ref));
-    const positions = (await runScript(this.#redis, script, keys, [owner, ttlMs])) as number[];
-    return positions.map((position) => refs[position - 1]!);
+    const held = await this.#run(script, refs, [owner, ttlMs]);
+    return held
+      .flatMap(({ positions, reply }) => (reply as number[]).map((position) => positions[position - 1]!))
+      .sort((a, b) => a - b)
+      .map((position) => refs[position]!);
+  }
+
+  /** Runs `script` once per shard over that shard's leases; each reply with the batch positions of its keys. */
+  async #run(
+    script: LuaScript,
+    refs: readonly LeaseRef[],
+    args: ReadonlyArray<string | number>,
+  ): Promise<Array<{ positions: number[]; reply: unknown }>> {
+    defineScript(this.#redis, script);
+    const groups = byShard(refs, (ref) =>
+      this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.scope)),
+    );
+    const replies = await pipelineByShard(
+      this.#redis,
+      groups,
+      (group) => group.shard,
+      (pipeline, group) =>
+        queueScript(
+          pipeline,
+          script,
+          group.items.map((ref) => this.keyOf(ref)),
+          args,
+        ),
+    );
+    return groups.map((group, i) => {
+      const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];
+      if (error) throw error;
+      return { positions: group.positions, reply };
+    });
   }
 }

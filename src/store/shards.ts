@@ -1,5 +1,3 @@
-import { hashTag } from './keys.js';
-
 /**
  * The slot-group layout of per-entity keys: how N shard hash tags are chosen so that they spread
  * evenly over a Redis Cluster's masters, and which shard a subject belongs to.
@@ -13,6 +11,21 @@ import { hashTag } from './keys.js';
  * the installation's own tag `{<prefix>}`, so a store of one shard is laid out exactly as one
  * without shards.
  */
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+/** Throws when `prefix` could break the hash tag (same rule as the config schema). */
+export function assertPrefix(prefix: string): void {
+  if (!PREFIX_PATTERN.test(prefix)) {
+    throw new TypeError(`invalid Redis key prefix ${JSON.stringify(prefix)}: use letters, digits, _ or -`);
+  }
+}
+
+/** `{<prefix>}`: the installation's own hash tag (every key's when there is one shard). */
+export function hashTag(prefix: string): string {
+  assertPrefix(prefix);
+  return `{${prefix}}`;
+}
 
 /** Redis Cluster's number of hash slots. */
 export const CLUSTER_SLOTS = 16_384;
@@ -56,11 +69,23 @@ export function assertShardCount(shards: number): void {
   }
 }
 
+const TAG_CACHE = new Map<string, readonly string[]>();
+
 /** The hash tags of the N shards of `prefix`, in shard order (`{p}` alone when N = 1). */
 export function shardTags(prefix: string, shards: number): readonly string[] {
   assertShardCount(shards);
   const own = hashTag(prefix);
   if (shards === 1) return [own];
+  // Every store class builds its key layout: the salt search runs once per (prefix, N).
+  const cacheKey = `${prefix}/${shards}`;
+  const cached = TAG_CACHE.get(cacheKey);
+  if (cached) return cached;
+  const tags = Object.freeze(searchTags(prefix, shards));
+  TAG_CACHE.set(cacheKey, tags);
+  return tags;
+}
+
+function searchTags(prefix: string, shards: number): string[] {
   return Array.from({ length: shards }, (_, shard) => {
     const from = (shard * CLUSTER_SLOTS) / shards;
     const width = CLUSTER_SLOTS / shards;

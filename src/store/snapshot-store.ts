@@ -2,10 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
+import { pipelineByShard } from './by-shard.js';
 import { COMMIT_SCRIPT, type CommitKeys, parseCommitReply, SNAPSHOT_FIELDS } from './commit-script.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
-import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, incidentOps } from './incidents.js';
-import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
+import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, homeSubject, incidentOps } from './incidents.js';
+import { type ShardKeys, type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
 import { defineScript, queueScript, runScript } from './scripts.js';
 
 /**
@@ -20,6 +21,11 @@ export interface SnapshotRef {
   kind: SnapshotKind;
   id: string;
   facet: string;
+  /**
+   * The shard the snapshot lives in when it is not its subject's: each shard keeps its part of a
+   * kind's membership list, whose events are about that shard's entities (keys.ts).
+   */
+  shard?: number;
 }
 
 export interface SnapshotRecord {
@@ -90,8 +96,10 @@ export interface SnapshotStoreOptions {
   prefix?: string;
   /** Becomes the events' `source`: `fleetwatch/<installation>`. */
   installation: string;
-  /** Event log cap (XADD MAXLEN ~). Default 100,000. */
+  /** Event log cap (XADD MAXLEN ~), split evenly over the shards. Default 100,000. */
   eventLogCap?: number;
+  /** How many shards the per-entity keys are spread over (`redis.shards`; keys.ts). Default 1. */
+  shards?: number;
   /**
    * Commits only while the store marker is the one the guard knows (store-marker.ts): a store
    * emptied under a running daemon is then noticed by the first commit, which nothing writes
@@ -177,6 +185,8 @@ interface PreparedCommit {
   events: FleetEvent[];
   /** The events change incident records. */
   incidents: boolean;
+  /** The shard the commit runs in. */
+  shard: number;
 }
 
 /** Events that belong to no snapshot (an acknowledgement), for `SnapshotStore.commitEvents`. */
@@ -195,20 +205,29 @@ export class SnapshotStore {
 
   constructor(options: SnapshotStoreOptions) {
     this.#redis = options.redis;
-    this.keys = storeKeys(options.prefix);
+    this.keys = storeKeys(options.prefix, options.shards);
     this.#source = `fleetwatch/${options.installation}`;
-    this.#cap = options.eventLogCap ?? DEFAULT_EVENT_LOG_CAP;
+    const cap = options.eventLogCap ?? DEFAULT_EVENT_LOG_CAP;
     this.#guard = options.guard;
-    if (!Number.isInteger(this.#cap) || this.#cap < 1)
-      throw new RangeError('eventLogCap must be a positive integer');
+    if (!Number.isInteger(cap) || cap < 1) throw new RangeError('eventLogCap must be a positive integer');
+    // Each shard keeps its share of the log: together they hold about `eventLogCap` events.
+    this.#cap = Math.ceil(cap / this.keys.shards);
     defineScript(this.#redis, COMMIT_SCRIPT);
   }
 
   keyOf(ref: SnapshotRef): string {
-    return this.keys.snapshot(ref.kind, ref.id, ref.facet);
+    return this.keys.snapshot(ref.kind, ref.id, ref.facet, ref.shard);
   }
 
-  /** Reads many snapshots in one round trip (one pipeline of HMGETs); results in `refs` order. */
+  /** The shard holding a snapshot: the one it names, else its subject's (keys.ts `subjectOf`). */
+  shardOf(ref: SnapshotRef): number {
+    return ref.shard ?? this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.facet));
+  }
+
+  /**
+   * Reads many snapshots in one round trip (one pipeline of HMGETs; on a Cluster one per shard, in
+   * parallel); results in `refs` order.
+   */
   read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
     return this.#read(refs, READ_FIELDS);
   }
@@ -223,11 +242,14 @@ export class SnapshotStore {
 
   async #read(refs: readonly SnapshotRef[], fields: readonly string[]): Promise<SnapshotRecord[]> {
     if (refs.length === 0) return [];
-    const pipeline = this.#redis.pipeline();
-    for (const ref of refs) pipeline.hmget(this.keyOf(ref), ...fields);
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await pipelineByShard(
+      this.#redis,
+      refs,
+      (ref) => this.shardOf(ref),
+      (pipeline, ref) => pipeline.hmget(this.keyOf(ref), ...fields),
+    );
     return refs.map((ref, i) => {
-      const [error, values] = replies[i] ?? [new Error('missing pipeline reply'), null];
+      const [error, values] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];
       if (error) throw error;
       const byField = values as Array<string | null>;
       if (fields === READ_FIELDS) return this.#decode(ref, byField);
@@ -264,8 +286,7 @@ export class SnapshotStore {
    */
   async touch(items: readonly TouchItem[]): Promise<void> {
     if (items.length === 0) return;
-    const pipeline = this.#redis.pipeline();
-    for (const item of items) {
+    const writes = items.map((item) => {
       parseTime(item.polledAt, 'polledAt');
       const fields: string[] = [SNAPSHOT_FIELDS.lastPolledAt, item.polledAt];
       if (item.lastSeenAt !== undefined) {
@@ -273,12 +294,19 @@ export class SnapshotStore {
         fields.push(SNAPSHOT_FIELDS.lastSeenAt, item.lastSeenAt);
       }
       if (item.lastError) fields.push(SNAPSHOT_FIELDS.lastError, JSON.stringify(item.lastError));
-      const key = this.keyOf(item.ref);
-      pipeline.hset(key, ...fields);
-      if (item.lastError === null) pipeline.hdel(key, SNAPSHOT_FIELDS.lastError);
-    }
-    const replies = (await pipeline.exec()) ?? [];
-    const failed = replies.find(([error]) => error);
+      return { item, fields };
+    });
+    const replies = await pipelineByShard(
+      this.#redis,
+      writes,
+      ({ item }) => this.shardOf(item.ref),
+      (pipeline, { item, fields }) => {
+        const key = this.keyOf(item.ref);
+        pipeline.hset(key, ...fields);
+        if (item.lastError === null) pipeline.hdel(key, SNAPSHOT_FIELDS.lastError);
+      },
+    );
+    const failed = replies.flat().find(([error]) => error);
     if (failed) throw failed[0];
   }
 
@@ -343,19 +371,22 @@ export class SnapshotStore {
   }
 
   /**
-   * Many commits in one round trip. Each item is its own atomic script run (items do not see each
-   * other's outcome). Resolves with one result per item, in order; if Redis rejected any item,
+   * Many commits in one round trip (on a Cluster, one pipeline per shard, in parallel). Each item
+   * is its own atomic script run (items do not see each other's outcome). Resolves with one result per item, in order; if Redis rejected any item,
    * rejects with a `CommitBatchError` holding all outcomes (committed items stay committed).
    */
   async commitMany(items: readonly CommitItem[]): Promise<CommitResult[]> {
     if (items.length === 0) return [];
     const epoch = await this.#guard?.epoch();
     const prepared = items.map((item) => this.#prepare(item, epoch));
-    const pipeline = this.#redis.pipeline();
-    for (const item of prepared) queueScript(pipeline, COMMIT_SCRIPT, item.keys, item.args);
-    const replies = (await pipeline.exec()) ?? [];
+    const replies = await pipelineByShard(
+      this.#redis,
+      prepared,
+      (item) => item.shard,
+      (pipeline, item) => queueScript(pipeline, COMMIT_SCRIPT, item.keys, item.args),
+    );
     const outcomes = prepared.map((item, i): CommitResult | 'reset' | Error => {
-      const [error, reply] = replies[i] ?? [new Error('missing pipeline reply'), null];
+      const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];
       if (error) return error;
       try {
         return toResult(reply, item);
@@ -379,15 +410,40 @@ export class SnapshotStore {
    */
   protected committed(_results: ReadonlyArray<CommitResult | Error>): void {}
 
-  /** Deletes snapshots (one round trip; absent ones are fine). */
+  /** Deletes snapshots (one round trip, one UNLINK per shard; absent ones are fine). */
   async forget(refs: readonly SnapshotRef[]): Promise<void> {
     if (refs.length === 0) return;
-    await this.#redis.unlink(...refs.map((ref) => this.keyOf(ref)));
+    const groups = new Map<number, string[]>();
+    for (const ref of refs) {
+      const shard = this.shardOf(ref);
+      groups.set(shard, [...(groups.get(shard) ?? []), this.keyOf(ref)]);
+    }
+    const replies = await pipelineByShard(
+      this.#redis,
+      [...groups],
+      ([shard]) => shard,
+      (pipeline, [, keys]) => pipeline.unlink(...keys),
+    );
+    const failed = replies.flat().find(([error]) => error);
+    if (failed) throw failed[0];
   }
 
-  /** Ids in `{p}:index:<kind>`, oldest first seen first. */
+  /** Ids in the shards' `{s}:index:<kind>`, oldest first seen first. */
   async listIds(kind: EntityKind): Promise<string[]> {
-    return this.#redis.zrange(this.keys.index(kind), '0', '-1');
+    const shards = this.keys.allShards;
+    if (shards.length === 1) return this.#redis.zrange(this.keys.index(kind), '0', '-1');
+    const replies = await pipelineByShard(
+      this.#redis,
+      shards,
+      (shard) => shard.shard,
+      (pipeline, shard) => pipeline.zrange(shard.index(kind), '0', '-1', 'WITHSCORES'),
+    );
+    const entries: Array<[id: string, score: number]> = [];
+    for (const [[error, flat]] of replies as Array<[[Error | null, string[]]]>) {
+      if (error) throw error;
+      for (let i = 0; i < flat.length; i += 2) entries.push([flat[i] as string, Number(flat[i + 1])]);
+    }
+    return entries.sort((a, b) => a[1] - b[1]).map(([id]) => id);
   }
 
   #prepare(item: CommitItem, epoch: string | undefined, mode?: 'no-snapshot'): PreparedCommit {
@@ -410,6 +466,8 @@ export class SnapshotStore {
         entityId,
       }),
     );
+    // Events that belong to no snapshot go to their home shard (an acknowledgement: its incident's).
+    const shard = this.#commitShard(ref, events, mode);
 
     const errorMode = next.lastError === undefined ? 'keep' : next.lastError === null ? 'clear' : 'set';
     const ops = incidentOps(events);
@@ -426,28 +484,50 @@ export class SnapshotStore {
       ref.id,
       observedAtMs,
       epoch ?? '',
-      this.keys.incidentPrefix,
+      shard.incidentPrefix,
       observedAtMs - CLOSED_RETENTION_MS,
-      CLOSED_MAX,
+      // Each shard keeps its share of the closed incidents.
+      Math.ceil(CLOSED_MAX / this.keys.shards),
       events.length,
     ];
     for (const event of events) {
-      args.push(event.id, event.type, event.subject, JSON.stringify(event), this.keys.order(event.subject));
+      args.push(event.id, event.type, event.subject, JSON.stringify(event), shard.order(event.subject));
     }
     args.push(...encodeIncidentOps(ops));
 
-    const indexKey = index && isEntityKind(ref.kind) ? this.keys.index(ref.kind) : snapshotKey;
+    const indexKey = index && isEntityKind(ref.kind) ? shard.index(ref.kind) : snapshotKey;
     const keys: CommitKeys = [
-      snapshotKey,
-      this.keys.outbox,
-      this.keys.events,
-      indexKey,
-      this.keys.storeMarker,
-      this.keys.incidentsOpen,
-      this.keys.incidentsClosed,
-      this.keys.incidentsRevision,
+      // An event-only commit names no snapshot: the marker stands in (the script reads no snapshot then).
+      mode === 'no-snapshot' ? shard.storeMarker : snapshotKey,
+      shard.outbox,
+      shard.events,
+      mode === 'no-snapshot' ? shard.storeMarker : indexKey,
+      shard.storeMarker,
+      shard.incidentsOpen,
+      shard.incidentsClosed,
+      shard.incidentsRevision,
     ];
-    return { keys, args, events, incidents: ops.length > 0 };
+    return { keys, args, events, incidents: ops.length > 0, shard: shard.shard };
+  }
+
+  /**
+   * The shard a commit runs in: its snapshot's, or for events without a snapshot their home
+   * subject's (incidents.ts `homeSubject`). Every event must belong to that shard, since its order
+   * list and incident records live there and the commit is one atomic call in one slot: anything
+   * else is a programming error, refused here on any Redis rather than by a Cluster only.
+   */
+  #commitShard(ref: SnapshotRef, events: readonly FleetEvent[], mode?: 'no-snapshot'): ShardKeys {
+    const first = events[0];
+    const shard = mode === 'no-snapshot' && first ? this.keys.shardOf(homeSubject(first)) : this.shardOf(ref);
+    for (const event of events) {
+      const own = this.keys.shardOf(homeSubject(event));
+      if (own !== shard) {
+        throw new RangeError(
+          `the commit of ${this.keys.subjectOf(ref.kind, ref.id, ref.facet)} (shard ${shard} of ${this.keys.shards}) carries an event of ${homeSubject(event)}, which belongs to shard ${own}: a commit's events must share its shard`,
+        );
+      }
+    }
+    return this.keys.shardKeys(shard);
   }
 }
 

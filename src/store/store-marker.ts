@@ -3,10 +3,11 @@ import { draft, EVENT } from '../events/catalogue.js';
 import { toFleetEvent } from '../events/cloud-event.js';
 import type { FleetEvent } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
+import { pipelineByShard } from './by-shard.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { type IncidentRecord, incidentField, recordFields } from './incidents.js';
 import { type StoreKeys, storeKeys } from './keys.js';
-import { type LuaScript, runScript } from './scripts.js';
+import { defineScript, type LuaScript, queueScript, runScript } from './scripts.js';
 import { eventId } from './snapshot-store.js';
 
 /**
@@ -32,6 +33,11 @@ export interface Marker {
   createdAt: string;
   /** The epoch this one replaced after a loss; '' when written at a start that found none. */
   replaced: string;
+  /**
+   * With shards: some shard's copy of the marker is gone or holds another epoch, so that shard's
+   * data was lost (or a reset did not finish): the loss is claimed with `expect: 'damaged'`.
+   */
+  damaged?: boolean;
 }
 
 /** A facet snapshot re-seeded after a loss: written only if its version is still `expectedVersion`. */
@@ -48,8 +54,9 @@ export interface ResetRequest {
    * `absent`: the marker is gone. `fresh`: it is `epoch`, written by a start that replaced nothing.
    * `carry`: it is `epoch`, which replaced `lost` (another replica announced the loss): only carry
    * over what this replica knew and the announcing one did not (no event, no marker write).
+   * `damaged` (shards only): it is still `lost`, but a shard's copy is gone: `epoch` replaces it.
    */
-  expect: 'absent' | 'fresh' | 'carry';
+  expect: 'absent' | 'fresh' | 'carry' | 'damaged';
   /** The new marker's epoch (for `fresh`, the one found). */
   epoch: string;
   /** The epoch that was lost. */
@@ -79,7 +86,7 @@ const ESTABLISH_SCRIPT: LuaScript = {
   numberOfKeys: 1,
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'createdAt', ARGV[2], 'replaced', '')
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'createdAt', ARGV[2], 'replaced', '', 'shards', ARGV[3])
 end
 return redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced')
 `,
@@ -142,6 +149,89 @@ return {1, carried}
 `,
 };
 
+/**
+ * With shards: a shard's copy of the marker, written with the control marker when that was new.
+ * KEYS: the copy. ARGV: epoch, createdAt, replaced, '1' to write it when absent. Returns the copy.
+ */
+const COPY_SCRIPT: LuaScript = {
+  name: 'fleetwatchCopyMarker',
+  numberOfKeys: 1,
+  lua: `
+if ARGV[4] == '1' and redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'createdAt', ARGV[2], 'replaced', ARGV[3])
+end
+return redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced')
+`,
+};
+
+/**
+ * With shards: the compare-and-set of a reset on the control marker (KEYS[1]). ARGV: expect, epoch,
+ * lost epoch, at (ISO), shard count. Returns {1} when this call wrote it, else {0, 'taken', epoch, createdAt,
+ * replaced}. The shards' parts follow (SHARD_RESET_SCRIPT).
+ */
+const CONTROL_RESET_SCRIPT: LuaScript = {
+  name: 'fleetwatchResetControl',
+  numberOfKeys: 1,
+  lua: `
+local found = redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced')
+local epoch = found[1]
+local expect = ARGV[1]
+if expect == 'absent' then
+  if epoch then return {0, 'taken', epoch, found[2] or '', found[3] or ''} end
+elseif expect == 'damaged' then
+  if epoch ~= ARGV[3] then return {0, 'taken', epoch or '', found[2] or '', found[3] or ''} end
+elseif epoch ~= ARGV[2] or (found[3] or '') ~= (expect == 'carry' and ARGV[3] or '') then
+  return {0, 'taken', epoch or '', found[2] or '', found[3] or ''}
+end
+if expect ~= 'carry' then
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'createdAt', ARGV[4], 'replaced', ARGV[3], 'shards', ARGV[5])
+end
+return {1}
+`,
+};
+
+/**
+ * With shards: one shard's part of a reset, after the control marker's. KEYS: 1 the shard's copy,
+ * 2 outbox, 3 event log, 4 open incidents, 5 incidents revision, 6… the shard's seeded snapshots.
+ * ARGV as RESET_SCRIPT's, but 1 is 'write' (copy the new marker: epoch, lost, at) or 'carry'
+ * (leave it), 6 is '' when the event is not this shard's, and a seed whose snapshot moved
+ * meanwhile is left out (a newer observation was committed: nothing to re-seed). Returns {1, carried}.
+ */
+const SHARD_RESET_SCRIPT: LuaScript = {
+  name: 'fleetwatchResetShard',
+  lua: `
+if ARGV[1] == 'write' then
+  redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'createdAt', ARGV[4], 'replaced', ARGV[3])
+end
+local n = tonumber(ARGV[11])
+local i = 12
+local carried = 0
+for _ = 1, n do
+  local count = tonumber(ARGV[i + 2])
+  if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then
+    redis.call('HSET', ARGV[10] .. ARGV[i + 1], unpack(ARGV, i + 3, i + 2 + count))
+    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
+    carried = carried + 1
+  end
+  i = i + 3 + count
+end
+local seeds = i
+for k = 6, #KEYS do
+  local at = seeds + (k - 6) * 4
+  if (tonumber(redis.call('HGET', KEYS[k], 'v')) or 0) == tonumber(ARGV[at]) then
+    redis.call('HSET', KEYS[k], 'v', string.format('%d', tonumber(ARGV[at]) + 1), 'state', ARGV[at + 1],
+      'at', ARGV[at + 2], 'atMs', ARGV[at + 3])
+  end
+end
+redis.call('INCR', KEYS[5])
+if ARGV[6] ~= '' then
+  redis.call('XADD', KEYS[2], '*', 'id', ARGV[6], 'event', ARGV[9])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6], 'type', ARGV[7], 'subject', ARGV[8], 'event', ARGV[9])
+end
+return {1, carried}
+`,
+};
+
 /** The subject id of `monitor.store.reset`: `store/redis`. */
 export const STORE_SUBJECT_ID = 'redis';
 
@@ -151,6 +241,26 @@ export interface StoreMarkerOptions {
   /** Becomes the event's `source`: `fleetwatch/<installation>`. */
   installation: string;
   eventLogCap?: number;
+  /** How many shards the store is kept over (keys.ts): each holds a copy of the marker. Default 1. */
+  shards?: number;
+}
+
+/**
+ * Why a daemon configured with `shards` must not use the store under `prefix` (one line, saying
+ * what to do), or undefined when it may: the control marker records the shard count the store is
+ * laid out with (a marker without it is a store of one shard); a store without a marker is new or
+ * emptied, and is laid out by whoever establishes it.
+ */
+export async function shardCountProblem(
+  redis: RedisClient,
+  prefix: string,
+  shards: number,
+): Promise<string | undefined> {
+  const [epoch, recorded] = await redis.hmget(storeKeys(prefix).controlMarker, 'epoch', 'shards');
+  if (!epoch) return undefined;
+  const has = recorded ? Number(recorded) : 1;
+  if (has === shards) return undefined;
+  return `the Redis store under prefix "${prefix}" is laid out over ${has} shard(s) but redis.shards is ${shards}: set redis.shards to ${has}, or reset the store (delete its keys) or use a new redis.prefix to start over with ${shards}`;
 }
 
 export function newEpoch(): string {
@@ -165,36 +275,73 @@ export class StoreMarker {
 
   constructor(options: StoreMarkerOptions) {
     this.#redis = options.redis;
-    this.keys = storeKeys(options.prefix);
+    this.keys = storeKeys(options.prefix, options.shards);
     this.#source = `fleetwatch/${options.installation}`;
-    this.#cap = options.eventLogCap ?? DEFAULT_EVENT_LOG_CAP;
+    // Each shard keeps its share of the log (snapshot-store.ts).
+    this.#cap = Math.ceil((options.eventLogCap ?? DEFAULT_EVENT_LOG_CAP) / this.keys.shards);
   }
 
+  /** The control marker; with shards, `damaged` when a shard's copy is gone or holds another epoch. */
   async read(): Promise<Marker | undefined> {
     const [epoch, createdAt, replaced] = await this.#redis.hmget(
-      this.keys.storeMarker,
+      this.keys.controlMarker,
       'epoch',
       'createdAt',
       'replaced',
     );
-    return markerOf(epoch ?? null, createdAt ?? null, replaced ?? null);
+    const marker = markerOf(epoch ?? null, createdAt ?? null, replaced ?? null);
+    if (!marker || this.keys.shards === 1) return marker;
+    const copies = await this.#copies(marker, false);
+    return copies.every((copy) => copy?.epoch === marker.epoch) ? marker : { ...marker, damaged: true };
   }
 
-  /** The marker, written first (`replaced` empty) when there is none. */
+  /**
+   * The marker, written first (`replaced` empty) when there is none. With shards, a control marker
+   * written now is copied to every shard; one that was there already is not, so that a shard whose
+   * copy is gone counts as lost (the guard's first commit there is refused and claims it).
+   */
   async establish(now: number): Promise<Marker> {
+    const createdNow = new Date(now).toISOString();
     const [epoch, createdAt, replaced] = (await runScript(
       this.#redis,
       ESTABLISH_SCRIPT,
-      [this.keys.storeMarker],
-      [newEpoch(), new Date(now).toISOString()],
+      [this.keys.controlMarker],
+      [newEpoch(), createdNow, this.keys.shards],
     )) as Array<string | null>;
     const marker = markerOf(epoch ?? null, createdAt ?? null, replaced ?? null);
     if (!marker) throw new Error('the store marker could not be read back');
+    if (this.keys.shards > 1)
+      await this.#copies(marker, marker.createdAt === createdNow && marker.replaced === '');
     return marker;
+  }
+
+  /** Every shard's copy of the marker (in shard order), written from `marker` where absent when `write`. */
+  async #copies(marker: Marker, write: boolean): Promise<Array<Marker | undefined>> {
+    defineScript(this.#redis, COPY_SCRIPT);
+    const replies = await pipelineByShard(
+      this.#redis,
+      this.keys.allShards,
+      (shard) => shard.shard,
+      (pipeline, shard) =>
+        queueScript(
+          pipeline,
+          COPY_SCRIPT,
+          [shard.storeMarker],
+          [marker.epoch, marker.createdAt, marker.replaced, write ? '1' : '0'],
+        ),
+    );
+    return replies.map((reply) => {
+      const [error, values] = reply[0] ?? [new Error('missing pipeline reply'), null];
+      if (error) throw error;
+      const [epoch, createdAt, replaced] = values as Array<string | null>;
+      return markerOf(epoch ?? null, createdAt ?? null, replaced ?? null);
+    });
   }
 
   /** Claims the loss of `request.lost`: see `ResetRequest` and the module comment. */
   async reset(request: ResetRequest): Promise<ResetOutcome> {
+    if (this.keys.shards > 1) return this.#resetShards(request);
+    if (request.expect === 'damaged') throw new Error('a store of one shard has no shard to be damaged');
     const event = request.expect === 'carry' ? undefined : this.#resetEvent(request);
     const args: Array<string | number> = [
       request.expect,
@@ -235,6 +382,83 @@ export class StoreMarker {
     return { kind: 'taken', marker: markerOf(epoch || null, createdAt, replaced) };
   }
 
+  /**
+   * A reset over shards: the control marker's compare-and-set decides who claims the loss (at most
+   * one replica), then each shard's part in one call of its own: its copy of the new marker, the
+   * incidents it held that are carried over, its seeded snapshots, and (in the shard of
+   * `store/redis`) the event. A commit in a shard is refused until that shard's part is written (its
+   * copy holds another epoch), so none lands on a shard's emptied data before its carry-over.
+   */
+  async #resetShards(request: ResetRequest): Promise<ResetOutcome> {
+    const control = (await runScript(
+      this.#redis,
+      CONTROL_RESET_SCRIPT,
+      [this.keys.controlMarker],
+      [request.expect, request.epoch, request.lost, request.at, this.keys.shards],
+    )) as unknown[];
+    if (control[0] !== 1) {
+      const [, , epoch, createdAt, replaced] = control as [number, string, string, string, string];
+      return { kind: 'taken', marker: markerOf(epoch || null, createdAt, replaced) };
+    }
+    const event = request.expect === 'carry' ? undefined : this.#resetEvent(request);
+    const eventShard = event ? this.keys.shardOf(event.subject) : -1;
+    const shardOfKey = (key: string) =>
+      this.keys.allShards.find((shard) => key.startsWith(shard.tag))?.shard ?? 0;
+    defineScript(this.#redis, SHARD_RESET_SCRIPT);
+    const replies = await pipelineByShard(
+      this.#redis,
+      this.keys.allShards,
+      (shard) => shard.shard,
+      (pipeline, shard) => {
+        const incidents = request.incidents.filter(
+          (record) => this.keys.shardOf(record.subject) === shard.shard,
+        );
+        const seeds = request.snapshots.filter((seed) => shardOfKey(seed.key) === shard.shard);
+        const mine = shard.shard === eventShard ? event : undefined;
+        const args: Array<string | number> = [
+          request.expect === 'carry' ? 'carry' : 'write',
+          request.epoch,
+          request.lost,
+          request.at,
+          this.#cap,
+          mine?.id ?? '',
+          mine?.type ?? '',
+          mine?.subject ?? '',
+          mine ? JSON.stringify(mine) : '',
+          shard.incidentPrefix,
+          incidents.length,
+        ];
+        for (const record of incidents) {
+          const fields = recordFields(record);
+          args.push(incidentField(record.subject, record.key), record.id, fields.length, ...fields);
+        }
+        for (const seed of seeds) {
+          args.push(seed.expectedVersion, JSON.stringify(seed.state ?? null), seed.at, Date.parse(seed.at));
+        }
+        queueScript(
+          pipeline,
+          SHARD_RESET_SCRIPT,
+          [
+            shard.storeMarker,
+            shard.outbox,
+            shard.events,
+            shard.incidentsOpen,
+            shard.incidentsRevision,
+            ...seeds.map((seed) => seed.key),
+          ],
+          args,
+        );
+      },
+    );
+    let carried = 0;
+    for (const reply of replies) {
+      const [error, result] = reply[0] ?? [new Error('missing pipeline reply'), null];
+      if (error) throw error;
+      carried += Number((result as unknown[])[1]);
+    }
+    return { kind: 'done', carried, ...(event ? { event } : {}) };
+  }
+
   #resetEvent(request: ResetRequest): FleetEvent {
     return toFleetEvent(
       draft(EVENT.storeReset, {
@@ -245,7 +469,7 @@ export class StoreMarker {
         lastSeenAt: request.lastSeenAt,
       }),
       {
-        id: eventId(`${this.keys.storeMarker}\n${request.epoch}`, 1, Date.parse(request.at), 0),
+        id: eventId(`${this.keys.controlMarker}\n${request.epoch}`, 1, Date.parse(request.at), 0),
         source: this.#source,
         time: request.at,
       },

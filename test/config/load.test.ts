@@ -31,7 +31,7 @@ describe('parseConfig', () => {
     expect(config.upstream.client_secret).toBe('s3cr3t-value');
     expect(config.upstream.http.request_timeout).toBe(10_000);
     expect(config.upstream.token.refresh_before).toBe(60_000);
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'fw' });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', prefix: 'fw', shards: 1 });
   });
 
   it('accepts durations as text and uses ${VAR:-fallback} when the variable is unset', () => {
@@ -112,6 +112,21 @@ describe('parseConfig', () => {
     ]);
     expect(problemsOf(`${VALID}redis:\n  cluster:\n    nodes: []\n`)).toEqual([
       'redis.cluster.nodes: expected at least one node URL, like redis://10.0.0.1:6379',
+    ]);
+  });
+
+  it('takes redis.shards from 1 to 256 and says what else it expected', () => {
+    expect(
+      parseConfig(`${VALID}redis:\n  shards: 12\n`, 'test.yaml', { FLEET_SECRET: 's' }).redis.shards,
+    ).toBe(12);
+    expect(problemsOf(`${VALID}redis:\n  shards: 0\n`)).toEqual([
+      'redis.shards: expected a whole number of shards from 1 to 256',
+    ]);
+    expect(problemsOf(`${VALID}redis:\n  shards: 1.5\n`)).toEqual([
+      'redis.shards: expected a whole number of shards from 1 to 256',
+    ]);
+    expect(problemsOf(`${VALID}redis:\n  shards: 300\n`)).toEqual([
+      'redis.shards: expected at most 256 shards (each still spans 64 of the 16,384 slots)',
     ]);
   });
 

@@ -8,6 +8,7 @@ import { closeQuietly } from '../../src/lib/redis-connection.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { EventLog } from '../../src/store/event-log.js';
+import { storeKeys } from '../../src/store/keys.js';
 import { testConfig } from '../pollers/harness.js';
 import { captureJsonLog } from '../support/json-log.js';
 import { connect, deletePrefixKeys, eventually, uniquePrefix } from '../support/redis.js';
@@ -59,73 +60,103 @@ afterAll(async () => {
 });
 
 describe('startDaemon', () => {
-  it('polls on clock-aligned ticks, relays each change as exactly one event across replicas, and stops cleanly', async () => {
-    const before = resources();
+  it.each([1, 4])(
+    'polls on clock-aligned ticks, relays each change as exactly one event across replicas, and stops cleanly (%i shard(s))',
+    async (shards) => {
+      const before = resources();
+      const cfg = config();
+      cfg.redis.shards = shards;
+      const received: FleetEvent[] = [];
+      const onEvent = (event: FleetEvent) => {
+        received.push(event);
+      };
+      const first = captureJsonLog();
+      const replicas = [
+        startDaemon(cfg, { logger: first.logger, onEvent, relay: { blockMs: 200 } }),
+        startDaemon(cfg, { logger: pino({ enabled: false }), onEvent, relay: { blockMs: 200 } }),
+      ];
+      running.push(...replicas);
+      const log = new EventLog({ redis: admin, prefix: cfg.redis.prefix, shards });
+
+      // Baseline learnt: power snapshots exist for the listed vehicles.
+      await eventually(
+        () => admin.exists(storeKeys(cfg.redis.prefix, shards).snapshot('vehicle', 'veh-0001', 'power')),
+        (n) => n === 1,
+      );
+      const target = 'veh-0002';
+      sim.control.updateVehicle(target, { vpnConnected: false });
+      await eventually(
+        async () => received.filter((event) => event.subject === `vehicle/${target}`).length,
+        (n) => n >= 1,
+      );
+      sim.control.updateVehicle(target, { vpnConnected: true });
+      await eventually(
+        async () => received.filter((event) => event.type === 'vehicle.vpn.connected').length,
+        (n) => n >= 1,
+      );
+      // Let a few more ticks pass (two more vehicle-list polls on each replica's count): nothing is
+      // reported twice.
+      const vehicleLists = () =>
+        replicas.reduce((sum, replica) => sum + (replica.counters.totals.get('vehicles')?.observed ?? 0), 0);
+      const listsSoFar = vehicleLists();
+      await eventually(
+        async () => vehicleLists(),
+        (lists) => lists >= listsSoFar + 2,
+      );
+      const mine = received
+        .filter((event) => event.subject === `vehicle/${target}`)
+        .map((event) => event.type);
+      expect(mine).toEqual(['vehicle.vpn.disconnected', 'vehicle.vpn.connected']);
+      const logged = (await log.range({ subject: `vehicle/${target}` })).map((entry) => entry.event.type);
+      expect(logged).toEqual(['vehicle.vpn.disconnected', 'vehicle.vpn.connected']);
+      expect(new Set(received.map((event) => event.id)).size).toBe(received.length);
+      const counters = replicas.map((replica) => replica.counters.jobs);
+      expect(counters.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+
+      const started = Date.now();
+      await Promise.all(replicas.map((replica) => replica.stop()));
+      expect(Date.now() - started).toBeLessThan(5_000);
+      // Safe to call again.
+      await replicas[0]!.stop();
+
+      const messages = first.lines.map((line) => line.msg);
+      expect(messages).toContain('fleetwatch running');
+      expect(messages).toContain('fleetwatch stopped');
+      const start = first.lines.find((line) => line.msg === 'fleetwatch running');
+      expect(start).toMatchObject({ redis: cfg.redis.url, pollers: { vehicles: 'every 1s' } });
+      expect(start?.pollers).not.toHaveProperty('robot_config');
+
+      // No sockets or timers left behind (the simulator and the admin connection were there before).
+      await eventually(
+        async () => resources(),
+        (now) => ['TCPSocketWrap', 'Timeout'].every((kind) => (now[kind] ?? 0) <= (before[kind] ?? 0)),
+        { timeoutMs: 5_000 },
+      );
+    },
+  );
+
+  it('refuses a store laid out over another number of shards, says so in one line, and stops', async () => {
     const cfg = config();
-    const received: FleetEvent[] = [];
-    const onEvent = (event: FleetEvent) => {
-      received.push(event);
-    };
-    const first = captureJsonLog();
-    const replicas = [
-      startDaemon(cfg, { logger: first.logger, onEvent, relay: { blockMs: 200 } }),
-      startDaemon(cfg, { logger: pino({ enabled: false }), onEvent, relay: { blockMs: 200 } }),
-    ];
-    running.push(...replicas);
-    const log = new EventLog({ redis: admin, prefix: cfg.redis.prefix });
-
-    // Baseline learnt: power snapshots exist for the listed vehicles.
-    await eventually(
-      () => admin.exists(`{${cfg.redis.prefix}}:snap:vehicle:veh-0001:power`),
-      (n) => n === 1,
+    cfg.redis.shards = 12;
+    // A store a daemon of one shard laid out (a marker without a shard count is one of one shard).
+    await admin.hset(
+      storeKeys(cfg.redis.prefix).controlMarker,
+      'epoch',
+      'e-1',
+      'createdAt',
+      '2026-01-01T00:00:00.000Z',
+      'replaced',
+      '',
     );
-    const target = 'veh-0002';
-    sim.control.updateVehicle(target, { vpnConnected: false });
-    await eventually(
-      async () => received.filter((event) => event.subject === `vehicle/${target}`).length,
-      (n) => n >= 1,
-    );
-    sim.control.updateVehicle(target, { vpnConnected: true });
-    await eventually(
-      async () => received.filter((event) => event.type === 'vehicle.vpn.connected').length,
-      (n) => n >= 1,
-    );
-    // Let a few more ticks pass (two more vehicle-list polls on each replica's count): nothing is
-    // reported twice.
-    const vehicleLists = () =>
-      replicas.reduce((sum, replica) => sum + (replica.counters.totals.get('vehicles')?.observed ?? 0), 0);
-    const listsSoFar = vehicleLists();
-    await eventually(
-      async () => vehicleLists(),
-      (lists) => lists >= listsSoFar + 2,
-    );
-    const mine = received.filter((event) => event.subject === `vehicle/${target}`).map((event) => event.type);
-    expect(mine).toEqual(['vehicle.vpn.disconnected', 'vehicle.vpn.connected']);
-    const logged = (await log.range({ subject: `vehicle/${target}` })).map((entry) => entry.event.type);
-    expect(logged).toEqual(['vehicle.vpn.disconnected', 'vehicle.vpn.connected']);
-    expect(new Set(received.map((event) => event.id)).size).toBe(received.length);
-    const counters = replicas.map((replica) => replica.counters.jobs);
-    expect(counters.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-
-    const started = Date.now();
-    await Promise.all(replicas.map((replica) => replica.stop()));
-    expect(Date.now() - started).toBeLessThan(5_000);
-    // Safe to call again.
-    await replicas[0]!.stop();
-
-    const messages = first.lines.map((line) => line.msg);
-    expect(messages).toContain('fleetwatch running');
-    expect(messages).toContain('fleetwatch stopped');
-    const start = first.lines.find((line) => line.msg === 'fleetwatch running');
-    expect(start).toMatchObject({ redis: cfg.redis.url, pollers: { vehicles: 'every 1s' } });
-    expect(start?.pollers).not.toHaveProperty('robot_config');
-
-    // No sockets or timers left behind (the simulator and the admin connection were there before).
-    await eventually(
-      async () => resources(),
-      (now) => ['TCPSocketWrap', 'Timeout'].every((kind) => (now[kind] ?? 0) <= (before[kind] ?? 0)),
-      { timeoutMs: 5_000 },
-    );
+    const { lines, logger } = captureJsonLog();
+    const daemon = startDaemon(cfg, { logger });
+    running.push(daemon);
+    await daemon.stopped;
+    const message = `the Redis store under prefix "${cfg.redis.prefix}" is laid out over 1 shard(s) but redis.shards is 12: set redis.shards to 1, or reset the store (delete its keys) or use a new redis.prefix to start over with 12`;
+    expect(daemon.refused).toBe(message);
+    expect(lines.filter((line) => line.level === 50).map((line) => line.msg)).toEqual([message]);
+    // Nothing was laid out over 12 shards.
+    expect(await admin.keys(`{${cfg.redis.prefix}.*`)).toEqual([]);
   });
 
   it('stops when its signal aborts', async () => {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MembershipView, membershipRef } from '../../src/pollers/membership-view.js';
+import { MembershipView, membershipRef, mergeMemberships } from '../../src/pollers/membership-view.js';
 import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, uniquePrefix } from '../support/redis.js';
 
@@ -74,5 +74,48 @@ describe('MembershipView', () => {
     expect(fullReads).toHaveLength(1);
     expect(changed).toMatchObject({ version: 2, ids: ['v-1', 'v-4'] });
     expect(changed.has('v-2')).toBe(false);
+  });
+});
+
+describe('MembershipView over 4 shards', () => {
+  const sharded = uniquePrefix('hs');
+  let parts: SnapshotStore;
+
+  beforeAll(() => {
+    parts = new SnapshotStore({ redis, prefix: sharded, installation: 'test', shards: 4 });
+  });
+
+  afterAll(async () => {
+    await deletePrefixKeys(redis, sharded);
+  });
+
+  it('reads the list as the union of its parts, listed as recently as its least recent part', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `v-${i}`);
+    const shardOf = (id: string) => parts.keys.shardOf(`vehicle/${id}`);
+    expect(new Set(ids.map(shardOf)).size).toBe(4);
+    for (let shard = 0; shard < 4; shard++) {
+      const mine = ids.filter((id) => shardOf(id) === shard);
+      const at = `2026-01-01T00:0${shard}:00.000Z`;
+      const result = await parts.commit(
+        membershipRef('vehicle', shard),
+        0,
+        {
+          state: { known: mine, missing: mine.includes('v-5') ? [{ id: 'v-5' }] : [] },
+          observedAt: at,
+          lastSeenAt: at,
+        },
+        [],
+      );
+      expect(result.committed).toBe(true);
+      expect(parts.keyOf(membershipRef('vehicle', shard))).toBe(
+        `${parts.keys.shardKeys(shard).tag}:snap:fleet:vehicle:membership`,
+      );
+    }
+    const view = new MembershipView(parts);
+    const membership = await view.current('vehicle');
+    expect(membership.ids).toEqual(ids.filter((id) => id !== 'v-5').sort());
+    expect(membership.version).toBe(4);
+    expect(membership.listedAt).toBe(Date.parse('2026-01-01T00:00:00.000Z'));
+    expect(mergeMemberships([undefined, undefined])).toEqual({ version: 0, state: undefined });
   });
 });

@@ -63,9 +63,10 @@ const tokenHealth: Detector<unknown, unknown, unknown> = (previous, observation,
 };
 
 /** One replica: its guard, its guarded store, its pipeline; `told`: the events its guard reported. */
-function replica(prefix: string, options: { refreshMs?: number } = {}) {
-  const identity = { redis, prefix, installation: 'test' };
-  const incidents = new IncidentStore({ redis, prefix });
+function replica(prefix: string, options: { refreshMs?: number; shards?: number } = {}) {
+  const { shards = 1, ...guardOptions } = options;
+  const identity = { redis, prefix, installation: 'test', shards };
+  const incidents = new IncidentStore({ redis, prefix, shards });
   const told: FleetEvent[] = [];
   const guard = new StoreLossGuard({
     marker: new StoreMarker(identity),
@@ -73,7 +74,7 @@ function replica(prefix: string, options: { refreshMs?: number } = {}) {
     snapshots: new SnapshotStore(identity),
     logger: pino({ enabled: false }),
     onEvent: (events) => told.push(...events),
-    ...options,
+    ...guardOptions,
   });
   guards.push(guard);
   const store = new SnapshotStore({ ...identity, guard });
@@ -132,164 +133,211 @@ async function openFive(r: ReturnType<typeof replica>): Promise<FleetEvent[]> {
 }
 
 function newPrefix(): string {
-  const prefix = `ti-${randomBytes(5).toString('hex')}`;
+  const prefix = `hs-ti-${randomBytes(5).toString('hex')}`;
   prefixes.push(prefix);
   return prefix;
 }
 
-describe('a store emptied under running replicas', () => {
-  it('is announced once, and the open incidents neither fire again nor lose their start', async () => {
-    const prefix = newPrefix();
-    const log = new EventLog({ redis, prefix });
-    const a = replica(prefix);
-    const b = replica(prefix);
-    const fired = await openFive(a);
-    expect(fired.map((event) => event.type).sort()).toEqual([
-      'monitor.upstream.degraded',
-      'robot.command_queue.backlog',
-      'robot.health.down',
-      'vehicle.power.report.stale',
-      'vehicle.vpn.disconnected',
-    ]);
-    const before = await a.incidents.open();
-    expect(before).toHaveLength(5);
-    await Promise.all([a.guard.refresh(), b.guard.refresh()]);
-    expect(b.guard.openIncidents).toHaveLength(5);
-    const lostEpoch = a.guard.marker?.epoch;
+// One shard is the layout of every store so far; with four, every shard holds a copy of the marker.
+describe.each([1, 4])('with %i shard(s)', (shards) => {
+  describe('a store emptied under running replicas', () => {
+    it('is announced once, and the open incidents neither fire again nor lose their start', async () => {
+      const prefix = newPrefix();
+      const log = new EventLog({ redis, prefix, shards });
+      const a = replica(prefix, { shards });
+      const b = replica(prefix, { shards });
+      const fired = await openFive(a);
+      expect(fired.map((event) => event.type).sort()).toEqual([
+        'monitor.upstream.degraded',
+        'robot.command_queue.backlog',
+        'robot.health.down',
+        'vehicle.power.report.stale',
+        'vehicle.vpn.disconnected',
+      ]);
+      const before = await a.incidents.open();
+      expect(before).toHaveLength(5);
+      await Promise.all([a.guard.refresh(), b.guard.refresh()]);
+      expect(b.guard.openIncidents).toHaveLength(5);
+      const lostEpoch = a.guard.marker?.epoch;
 
-    await deletePrefixKeys(admin, prefix);
+      await deletePrefixKeys(admin, prefix);
 
-    // Both replicas commit at once: each commit is refused, one replica announces the loss.
-    const after = await Promise.all([
-      a.observe(detectors.link, LINK, ok(10, { vpnConnected: false, id: 'veh-1' })),
-      b.observe(detectors.health, HEALTH, failed(10)),
-      b.observe(detectors.queue, QUEUE, ok(10, { length: 6 }), { backlogThreshold: 3 }),
-      a.observe(tokenHealth, upstreamRef('token'), ok(60, window(10, 8)), upstreamOptions),
-    ]);
-    expect(after.flat()).toEqual([]);
-    const resets = (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset');
-    expect(resets).toHaveLength(1);
-    expect(resets[0]?.event).toMatchObject({
-      subject: 'store/redis',
-      data: { severity: 'critical', store: 'redis', previousEpoch: lostEpoch, carriedOver: 5 },
+      // Both replicas commit at once: each commit is refused, one replica announces the loss.
+      const after = await Promise.all([
+        a.observe(detectors.link, LINK, ok(10, { vpnConnected: false, id: 'veh-1' })),
+        b.observe(detectors.health, HEALTH, failed(10)),
+        b.observe(detectors.queue, QUEUE, ok(10, { length: 6 }), { backlogThreshold: 3 }),
+        a.observe(tokenHealth, upstreamRef('token'), ok(60, window(10, 8)), upstreamOptions),
+      ]);
+      expect(after.flat()).toEqual([]);
+      const resets = (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset');
+      expect(resets).toHaveLength(1);
+      expect(resets[0]?.event).toMatchObject({
+        subject: 'store/redis',
+        data: { severity: 'critical', store: 'redis', previousEpoch: lostEpoch, carriedOver: 5 },
+      });
+      expect(a.guard.marker?.epoch).toBe(b.guard.marker?.epoch);
+      expect(a.guard.marker?.epoch).not.toBe(lostEpoch);
+      // The replica that wrote it says so once (fleetwatch_events_total counts it); the other does not.
+      expect([...a.told, ...b.told].map((event) => event.id)).toEqual([resets[0]?.event.id]);
+      const carried = await a.incidents.open();
+      expect(carried.map((record) => record.id).sort()).toEqual(before.map((record) => record.id).sort());
+
+      // Now good: each resolves once, with the duration since the incident began before the loss.
+      const resolved = [
+        ...(await a.observe(detectors.link, LINK, ok(100, { vpnConnected: true, id: 'veh-1' }))),
+        ...(await b.observe(
+          detectors.power,
+          POWER,
+          ok(100, { state: 'on', pendingCommand: null, updatedAt: at(3_600) }),
+        )),
+        ...(await a.observe(detectors.health, HEALTH, ok(100, {}))),
+        ...(await b.observe(detectors.queue, QUEUE, ok(100, { length: 0 }), { backlogThreshold: 3 })),
+        ...(await a.observe(tokenHealth, upstreamRef('token'), ok(120, window(10, 0)), upstreamOptions)),
+      ];
+      expect(resolved.map((event) => [event.type, event.data.durationMs]).sort()).toEqual([
+        ['monitor.upstream.recovered', 120_000],
+        ['robot.command_queue.drained', 99_000],
+        ['robot.health.up', 100_000],
+        ['vehicle.power.report.fresh', 100_000],
+        ['vehicle.vpn.connected', 100_000],
+      ]);
+      expect(await a.incidents.open()).toEqual([]);
+      // The event log went with the store: what it holds now is the reset and the resolutions.
+      const types = (await readAllEvents(log)).map((entry) => entry.event.type);
+      expect(types.sort()).toEqual(['monitor.store.reset', ...resolved.map((event) => event.type)].sort());
     });
-    expect(a.guard.marker?.epoch).toBe(b.guard.marker?.epoch);
-    expect(a.guard.marker?.epoch).not.toBe(lostEpoch);
-    // The replica that wrote it says so once (fleetwatch_events_total counts it); the other does not.
-    expect([...a.told, ...b.told].map((event) => event.id)).toEqual([resets[0]?.event.id]);
-    const carried = await a.incidents.open();
-    expect(carried.map((record) => record.id).sort()).toEqual(before.map((record) => record.id).sort());
 
-    // Now good: each resolves once, with the duration since the incident began before the loss.
-    const resolved = [
-      ...(await a.observe(detectors.link, LINK, ok(100, { vpnConnected: true, id: 'veh-1' }))),
-      ...(await b.observe(
-        detectors.power,
-        POWER,
-        ok(100, { state: 'on', pendingCommand: null, updatedAt: at(3_600) }),
-      )),
-      ...(await a.observe(detectors.health, HEALTH, ok(100, {}))),
-      ...(await b.observe(detectors.queue, QUEUE, ok(100, { length: 0 }), { backlogThreshold: 3 })),
-      ...(await a.observe(tokenHealth, upstreamRef('token'), ok(120, window(10, 0)), upstreamOptions)),
-    ];
-    expect(resolved.map((event) => [event.type, event.data.durationMs]).sort()).toEqual([
-      ['monitor.upstream.recovered', 120_000],
-      ['robot.command_queue.drained', 99_000],
-      ['robot.health.up', 100_000],
-      ['vehicle.power.report.fresh', 100_000],
-      ['vehicle.vpn.connected', 100_000],
-    ]);
-    expect(await a.incidents.open()).toEqual([]);
-    // The event log went with the store: what it holds now is the reset and the resolutions.
-    const types = (await readAllEvents(log)).map((entry) => entry.event.type);
-    expect(types.sort()).toEqual(['monitor.store.reset', ...resolved.map((event) => event.type)].sort());
-  });
+    it('gets the incidents only another replica had read carried over by that one, without a second event', async () => {
+      const prefix = newPrefix();
+      const log = new EventLog({ redis, prefix, shards });
+      const a = replica(prefix, { shards });
+      const b = replica(prefix, { shards });
+      await a.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
+      await b.guard.refresh();
+      // Opened by a just before the loss: b has not read it yet.
+      await a.observe(detectors.health, HEALTH, failed(1));
+      expect(b.guard.openIncidents).toHaveLength(1);
+      await deletePrefixKeys(admin, prefix);
 
-  it('gets the incidents only another replica had read carried over by that one, without a second event', async () => {
-    const prefix = newPrefix();
-    const log = new EventLog({ redis, prefix });
-    const a = replica(prefix);
-    const b = replica(prefix);
-    await a.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
-    await b.guard.refresh();
-    // Opened by a just before the loss: b has not read it yet.
-    await a.observe(detectors.health, HEALTH, failed(1));
-    expect(b.guard.openIncidents).toHaveLength(1);
-    await deletePrefixKeys(admin, prefix);
+      expect(await b.observe(detectors.link, LINK, ok(10, { vpnConnected: false, id: 'veh-1' }))).toEqual([]);
+      expect(await a.observe(detectors.health, HEALTH, failed(10))).toEqual([]);
+      const events = (await readAllEvents(log)).map((entry) => entry.event);
+      expect(events.map((event) => [event.type, event.data.carriedOver])).toEqual([
+        ['monitor.store.reset', 1],
+      ]);
+      expect((await a.incidents.open()).map((record) => record.subject).sort()).toEqual([
+        'robot/rb-1',
+        'vehicle/veh-1',
+      ]);
+      expect(await b.observe(detectors.health, HEALTH, ok(20, {}))).toMatchObject([
+        { type: 'robot.health.up', data: { since: at(1), durationMs: 19_000 } },
+      ]);
+    });
 
-    expect(await b.observe(detectors.link, LINK, ok(10, { vpnConnected: false, id: 'veh-1' }))).toEqual([]);
-    expect(await a.observe(detectors.health, HEALTH, failed(10))).toEqual([]);
-    const events = (await readAllEvents(log)).map((entry) => entry.event);
-    expect(events.map((event) => [event.type, event.data.carriedOver])).toEqual([['monitor.store.reset', 1]]);
-    expect((await a.incidents.open()).map((record) => record.subject).sort()).toEqual([
-      'robot/rb-1',
-      'vehicle/veh-1',
-    ]);
-    expect(await b.observe(detectors.health, HEALTH, ok(20, {}))).toMatchObject([
-      { type: 'robot.health.up', data: { since: at(1), durationMs: 19_000 } },
-    ]);
-  });
+    it('is claimed by a running replica when a replica that started meanwhile wrote a new marker', async () => {
+      const prefix = newPrefix();
+      const log = new EventLog({ redis, prefix, shards });
+      const running = replica(prefix, { shards });
+      await running.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
+      await running.guard.refresh();
+      const lostEpoch = running.guard.marker?.epoch;
 
-  it('is claimed by a running replica when a replica that started meanwhile wrote a new marker', async () => {
-    const prefix = newPrefix();
-    const log = new EventLog({ redis, prefix });
-    const running = replica(prefix);
-    await running.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
-    await running.guard.refresh();
-    const lostEpoch = running.guard.marker?.epoch;
+      await deletePrefixKeys(admin, prefix);
+      // A replica starting now cannot tell a lost store from a new one: it writes a fresh marker.
+      const started = replica(prefix, { shards });
+      expect(await started.observe(detectors.health, HEALTH, ok(5, {}))).toEqual([]);
+      const fresh = started.guard.marker?.epoch;
+      expect(fresh).not.toBe(lostEpoch);
 
-    await deletePrefixKeys(admin, prefix);
-    // A replica starting now cannot tell a lost store from a new one: it writes a fresh marker.
-    const started = replica(prefix);
-    expect(await started.observe(detectors.health, HEALTH, ok(5, {}))).toEqual([]);
-    const fresh = started.guard.marker?.epoch;
-    expect(fresh).not.toBe(lostEpoch);
+      expect(
+        await running.observe(detectors.link, LINK, ok(10, { vpnConnected: false, id: 'veh-1' })),
+      ).toEqual([]);
+      const resets = (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset');
+      expect(resets.map((entry) => entry.event.data)).toMatchObject([
+        { epoch: fresh, previousEpoch: lostEpoch, carriedOver: 1 },
+      ]);
+      // Both go on with the marker the starting replica wrote.
+      expect(running.guard.marker?.epoch).toBe(fresh);
+      expect(await started.observe(detectors.health, HEALTH, failed(20))).toHaveLength(1);
+      expect(
+        (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset'),
+      ).toHaveLength(1);
+    });
 
-    expect(await running.observe(detectors.link, LINK, ok(10, { vpnConnected: false, id: 'veh-1' }))).toEqual(
-      [],
+    it("carries over a replica's own incidents committed just before, without waiting for a read", async () => {
+      const prefix = newPrefix();
+      const log = new EventLog({ redis, prefix, shards });
+      const r = replica(prefix, { shards });
+      await r.observe(detectors.health, HEALTH, failed(0));
+      await r.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
+      await r.observe(detectors.link, LINK, ok(5, { vpnConnected: true, id: 'veh-1' }));
+      expect(r.guard.openIncidents.map((record) => record.subject)).toEqual(['robot/rb-1']);
+      await deletePrefixKeys(admin, prefix);
+      expect(await r.observe(detectors.health, HEALTH, failed(10))).toEqual([]);
+      const [reset] = (await readAllEvents(log)).map((entry) => entry.event);
+      expect(reset).toMatchObject({ type: 'monitor.store.reset', data: { carriedOver: 1 } });
+    });
+
+    it('is noticed by the periodic read when nothing commits', async () => {
+      const prefix = newPrefix();
+      const log = new EventLog({ redis, prefix, shards });
+      const r = replica(prefix, { refreshMs: 100, shards });
+      await r.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
+      r.guard.start();
+      await eventually(
+        async () => r.guard.openIncidents.length,
+        (count) => count === 1,
+      );
+      await deletePrefixKeys(admin, prefix);
+      const entries = await eventually(
+        async () => (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset'),
+        (found) => found.length > 0,
+      );
+      expect(entries[0]?.event.data).toMatchObject({ carriedOver: 1 });
+      expect((await r.incidents.open()).map((record) => record.subject)).toEqual(['vehicle/veh-1']);
+    });
+
+    it.skipIf(shards === 1)(
+      'is claimed once when one shard alone was emptied, and only its incidents are carried over',
+      async () => {
+        const prefix = newPrefix();
+        const log = new EventLog({ redis, prefix, shards });
+        const a = replica(prefix, { shards });
+        const b = replica(prefix, { shards });
+        await openFive(a);
+        await Promise.all([a.guard.refresh(), b.guard.refresh()]);
+        const lostEpoch = a.guard.marker?.epoch;
+        const before = await a.incidents.open();
+        // The shard of veh-1 loses everything (one master failed over to an empty replica).
+        const lost = a.store.keys.shardKeys(a.store.keys.shardOf('vehicle/veh-1'));
+        const keys = await admin.keys(`${lost.tag}*`);
+        expect(keys).toContain(lost.storeMarker);
+        await admin.unlink(...keys);
+        const survivors = before.filter((record) => a.store.keys.shardOf(record.subject) !== lost.shard);
+
+        expect(await b.observe(detectors.link, LINK, ok(10, { vpnConnected: false, id: 'veh-1' }))).toEqual(
+          [],
+        );
+        const resets = (await readAllEvents(log)).filter(
+          (entry) => entry.event.type === 'monitor.store.reset',
+        );
+        expect(resets).toHaveLength(1);
+        expect(resets[0]?.event.data).toMatchObject({
+          previousEpoch: lostEpoch,
+          carriedOver: before.length - survivors.length,
+        });
+        expect((await a.incidents.open()).map((record) => record.id).sort()).toEqual(
+          before.map((record) => record.id).sort(),
+        );
+        // The other replica notices on its next read (an unchanged poll commits nothing); no second announcement.
+        await a.guard.refresh();
+        expect(a.guard.marker?.epoch).toBe(b.guard.marker?.epoch);
+        expect(a.guard.marker?.epoch).not.toBe(lostEpoch);
+        expect(
+          (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset'),
+        ).toHaveLength(1);
+      },
     );
-    const resets = (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset');
-    expect(resets.map((entry) => entry.event.data)).toMatchObject([
-      { epoch: fresh, previousEpoch: lostEpoch, carriedOver: 1 },
-    ]);
-    // Both go on with the marker the starting replica wrote.
-    expect(running.guard.marker?.epoch).toBe(fresh);
-    expect(await started.observe(detectors.health, HEALTH, failed(20))).toHaveLength(1);
-    expect(
-      (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset'),
-    ).toHaveLength(1);
-  });
-
-  it("carries over a replica's own incidents committed just before, without waiting for a read", async () => {
-    const prefix = newPrefix();
-    const log = new EventLog({ redis, prefix });
-    const r = replica(prefix);
-    await r.observe(detectors.health, HEALTH, failed(0));
-    await r.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
-    await r.observe(detectors.link, LINK, ok(5, { vpnConnected: true, id: 'veh-1' }));
-    expect(r.guard.openIncidents.map((record) => record.subject)).toEqual(['robot/rb-1']);
-    await deletePrefixKeys(admin, prefix);
-    expect(await r.observe(detectors.health, HEALTH, failed(10))).toEqual([]);
-    const [reset] = (await readAllEvents(log)).map((entry) => entry.event);
-    expect(reset).toMatchObject({ type: 'monitor.store.reset', data: { carriedOver: 1 } });
-  });
-
-  it('is noticed by the periodic read when nothing commits', async () => {
-    const prefix = newPrefix();
-    const log = new EventLog({ redis, prefix });
-    const r = replica(prefix, { refreshMs: 100 });
-    await r.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
-    r.guard.start();
-    await eventually(
-      async () => r.guard.openIncidents.length,
-      (count) => count === 1,
-    );
-    await deletePrefixKeys(admin, prefix);
-    const entries = await eventually(
-      async () => (await readAllEvents(log)).filter((entry) => entry.event.type === 'monitor.store.reset'),
-      (found) => found.length > 0,
-    );
-    expect(entries[0]?.event.data).toMatchObject({ carriedOver: 1 });
-    expect((await r.incidents.open()).map((record) => record.subject)).toEqual(['vehicle/veh-1']);
   });
 });

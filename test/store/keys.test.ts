@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bullPrefix, decodeSegment, storeKeys } from '../../src/store/keys.js';
+import { keySlot, shardTags } from '../../src/store/shards.js';
 
 /** Redis Cluster hashes only what is between the first `{` and the next `}`. */
 function hashTagOf(key: string): string | undefined {
@@ -48,5 +49,65 @@ describe('key layout', () => {
     expect(() => storeKeys('a}b')).toThrow(/prefix/);
     expect(() => storeKeys('a:b')).toThrow(/prefix/);
     expect(() => keys.snapshot('vehicle', '', 'power')).toThrow(/empty/);
+  });
+});
+
+describe('key layout over shards', () => {
+  const one = storeKeys('fw');
+  const four = storeKeys('fw', 4);
+
+  it('keeps every key of one shard under `{p}`, as without shards', () => {
+    expect(one.shards).toBe(1);
+    expect(one.allShards.map((shard) => shard.tag)).toEqual(['{fw}']);
+    expect(one.shardKeys(0).outbox).toBe('{fw}:outbox');
+    expect(one.shardKeys(0).order('vehicle/V-1')).toBe('{fw}:order:vehicle%2FV-1');
+    expect(one.shardKeys(0).incidentsOpen).toBe('{fw}:incidents:open');
+    expect(one.controlMarker).toBe(one.storeMarker);
+    expect(one.shardOf('vehicle/V-1')).toBe(0);
+  });
+
+  it("puts an entity's snapshots and leases in its subject's shard, and all of a shard in one slot", () => {
+    expect(four.allShards.map((shard) => shard.tag)).toEqual(shardTags('fw', 4));
+    for (const id of ['V-1', 'V-2', 'V-3', 'V-4', 'V-5', 'V-6']) {
+      const shard = four.shardKeys(four.shardOf(`vehicle/${id}`));
+      const keys = [
+        four.snapshot('vehicle', id, 'link'),
+        four.snapshot('vehicle', id, 'power'),
+        four.pollLease('vehicle', id, 'vehicle-power'),
+        shard.outbox,
+        shard.events,
+        shard.index('vehicle'),
+        shard.storeMarker,
+        shard.incident('vpn-V-1-00000000'),
+        shard.incidentsOpen,
+        shard.order(`vehicle/${id}`),
+      ];
+      expect(new Set(keys.map(keySlot))).toEqual(new Set([keySlot(shard.tag)]));
+    }
+  });
+
+  it('spreads subjects over every shard and keeps the rest under `{p}`', () => {
+    const used = new Set(Array.from({ length: 200 }, (_, i) => four.shardOf(`vehicle/veh-${i}`)));
+    expect(used).toEqual(new Set([0, 1, 2, 3]));
+    expect(four.subjectOf('fleet', 'upstream', 'fleet')).toBe('upstream/fleet');
+    expect(four.subjectOf('robot', 'R-1', 'health')).toBe('robot/R-1');
+    expect(hashTagOf(four.snapshot('fleet', 'upstream', 'fleet'))).toBe(
+      hashTagOf(four.shardKeys(four.shardOf('upstream/fleet')).tag),
+    );
+    for (const key of [
+      four.controlMarker,
+      four.healthCheck,
+      four.session('ab'),
+      four.upstreamWindow('fleet', 3),
+    ]) {
+      expect(hashTagOf(key)).toBe('fw');
+    }
+    expect(four.controlMarker).not.toBe(four.shardKeys(0).storeMarker);
+  });
+
+  it('refuses shard counts and shard numbers out of range', () => {
+    expect(() => storeKeys('fw', 0)).toThrow(/shard count from 1 to 256/);
+    expect(() => storeKeys('fw', 1.5)).toThrow(/shard count/);
+    expect(() => four.shardKeys(4)).toThrow(/no shard 4: expected 0 to 3/);
   });
 });

@@ -27,12 +27,18 @@ interface Fixture {
   /** Commits `count` new entities with one event each; returns the event ids. */
   commit(count: number, tag?: string): Promise<string[]>;
   jobCount(): Promise<number>;
+  /** Entries in the outboxes of every shard. */
+  outboxLength(): Promise<number>;
+  /** Entries pending in the `relay` group, over every shard. */
+  pending(): Promise<number>;
 }
 
-function fixture(): Fixture {
-  const prefix = uniquePrefix();
+function fixture(shards: number): Fixture {
+  const prefix = uniquePrefix('hs');
   prefixes.push(prefix);
-  const store = new SnapshotStore({ redis: producer, prefix, installation: 'test' });
+  const store = new SnapshotStore({ redis: producer, prefix, installation: 'test', shards });
+  const outboxes = store.keys.allShards.map((shard) => shard.outbox);
+  const sum = (counts: number[]) => counts.reduce((total, n) => total + n, 0);
   const queue = createEventsQueue({ connection: producer, prefix });
   queues.push(queue);
   let serial = 0;
@@ -41,7 +47,7 @@ function fixture(): Fixture {
     store,
     queue,
     relay(options = {}) {
-      const relay = new OutboxRelay({ redis: producer, queue, prefix, blockMs: 200, ...options });
+      const relay = new OutboxRelay({ redis: producer, queue, prefix, shards, blockMs: 200, ...options });
       relays.push(relay);
       return relay;
     },
@@ -68,7 +74,22 @@ function fixture(): Fixture {
         'completed',
         'failed',
       );
-      return Object.values(counts).reduce((sum, n) => sum + n, 0);
+      return sum(Object.values(counts));
+    },
+    async outboxLength() {
+      return sum(await Promise.all(outboxes.map((key) => admin.xlen(key))));
+    },
+    async pending() {
+      const replies = await Promise.all(
+        outboxes.map(async (key) => {
+          try {
+            return ((await admin.xpending(key, 'relay')) as [number])[0];
+          } catch {
+            return 0; // no group on an outbox nothing was committed to
+          }
+        }),
+      );
+      return sum(replies);
     },
   };
 }
@@ -99,164 +120,166 @@ afterAll(async () => {
   await closeQuietly([producer, admin]);
 });
 
-describe('OutboxRelay', () => {
-  it('turns N committed events into exactly N jobs with job id = event id', async () => {
-    const f = fixture();
-    const before = await f.commit(120);
-    const relay = f.relay();
-    await relay.start();
-    const after = await f.commit(80);
-    const expected = [...before, ...after].sort();
+// One shard is the layout of every store so far; with four, one loop (and connection) per shard.
+describe.each([1, 4])('OutboxRelay with %i shard(s)', (shards) => {
+  describe('relaying', () => {
+    it('turns N committed events into exactly N jobs with job id = event id', async () => {
+      const f = fixture(shards);
+      const before = await f.commit(120);
+      const relay = f.relay();
+      await relay.start();
+      const after = await f.commit(80);
+      const expected = [...before, ...after].sort();
 
-    await eventually(
-      () => f.jobCount(),
-      (n) => n >= 200,
-    );
-    await eventually(
-      () => admin.xlen(f.store.keys.outbox),
-      (n) => n === 0,
-    );
-    expect(await jobIds(f.queue)).toEqual(expected);
-    const job = await f.queue.getJob(expected[0]!);
-    expect(job?.name).toBe('vehicle.discovered');
-    expect(job?.data).toMatchObject({ specversion: '1.0', id: expected[0], source: 'fleetwatch/test' });
-    // BullMQ keys share the store's hash tag.
-    expect(await admin.exists(`{${f.prefix}}:events:${expected[0]}`)).toBe(1);
-    await relay.stop();
-    expect(relay.relayed).toBe(200);
-    expect(await f.jobCount()).toBe(200);
-  });
-
-  it('recovers entries a crashed relay added but never acknowledged, without duplicate jobs', async () => {
-    const f = fixture();
-    const ids = await f.commit(50);
-    const added = deferred();
-    const release = deferred();
-    let calls = 0;
-    const crashed = f.relay({
-      consumer: 'crashed',
-      hooks: {
-        afterAdd: async () => {
-          calls += 1;
-          if (calls > 1) return;
-          added.resolve();
-          await release.promise; // "killed" here: jobs added, entries still pending
-        },
-      },
+      await eventually(
+        () => f.jobCount(),
+        (n) => n >= 200,
+      );
+      await eventually(
+        () => f.outboxLength(),
+        (n) => n === 0,
+      );
+      expect(await jobIds(f.queue)).toEqual(expected);
+      const job = await f.queue.getJob(expected[0]!);
+      expect(job?.name).toBe('vehicle.discovered');
+      expect(job?.data).toMatchObject({ specversion: '1.0', id: expected[0], source: 'fleetwatch/test' });
+      // BullMQ keys share the store's hash tag.
+      expect(await admin.exists(`{${f.prefix}}:events:${expected[0]}`)).toBe(1);
+      await relay.stop();
+      expect(relay.relayed).toBe(200);
+      expect(await f.jobCount()).toBe(200);
     });
-    void crashed.start();
-    await added.promise;
-    expect(await f.jobCount()).toBe(50);
-    const pending = (await admin.xpending(f.store.keys.outbox, 'relay')) as [number, ...unknown[]];
-    expect(pending[0]).toBe(50);
 
-    const rescuer = f.relay({ consumer: 'rescuer', claimIdleMs: 150, claimIntervalMs: 50 });
-    await rescuer.start();
-    await eventually(
-      () => admin.xlen(f.store.keys.outbox),
-      (n) => n === 0,
-    );
-    expect(rescuer.reclaimed).toBe(50);
-    expect(await jobIds(f.queue)).toEqual([...ids].sort());
+    it('recovers entries a crashed relay added but never acknowledged, without duplicate jobs', async () => {
+      const f = fixture(shards);
+      const ids = await f.commit(50);
+      const release = deferred();
+      const crashed = f.relay({
+        consumer: 'crashed',
+        hooks: {
+          // "Killed" here, in every shard's loop: jobs added, entries still pending.
+          afterAdd: () => release.promise,
+        },
+      });
+      void crashed.start();
+      await eventually(
+        () => f.jobCount(),
+        (n) => n === 50,
+      );
+      expect(await f.pending()).toBe(50);
 
-    // The "dead" relay wakes up late and acknowledges: still no duplicate, nothing pending.
-    release.resolve();
-    await crashed.stop();
-    await rescuer.stop();
-    expect(await f.jobCount()).toBe(50);
-    const after = (await admin.xpending(f.store.keys.outbox, 'relay')) as [number, ...unknown[]];
-    expect(after[0]).toBe(0);
-  });
+      const rescuer = f.relay({ consumer: 'rescuer', claimIdleMs: 150, claimIntervalMs: 50 });
+      await rescuer.start();
+      await eventually(
+        () => f.outboxLength(),
+        (n) => n === 0,
+      );
+      expect(rescuer.reclaimed).toBe(50);
+      expect(await jobIds(f.queue)).toEqual([...ids].sort());
 
-  it('reclaims entries left pending by a consumer that vanished, even when some jobs exist already', async () => {
-    const f = fixture();
-    const ids = await f.commit(30);
-    await admin.xgroup('CREATE', f.store.keys.outbox, 'relay', '0', 'MKSTREAM');
-    const read = (await admin.xreadgroup(
-      'GROUP',
-      'relay',
-      'ghost',
-      'COUNT',
-      100,
-      'STREAMS',
-      f.store.keys.outbox,
-      '>',
-    )) as Array<[string, Array<[string, string[]]>]>;
-    expect(read[0]?.[1]).toHaveLength(30);
-    // The ghost got as far as adding the first ten jobs.
-    for (const [, fields] of read[0]![1].slice(0, 10)) {
-      const event = JSON.parse(fields[3]!);
-      await f.queue.add(event.type, event, { jobId: event.id });
-    }
-    const relay = f.relay({ claimIdleMs: 100, claimIntervalMs: 50 });
-    await relay.start();
-    await eventually(
-      () => admin.xlen(f.store.keys.outbox),
-      (n) => n === 0,
-    );
-    await relay.stop();
-    expect(await jobIds(f.queue)).toEqual([...ids].sort());
-    expect(await f.jobCount()).toBe(30);
-  });
+      // The "dead" relay wakes up late and acknowledges: still no duplicate, nothing pending.
+      release.resolve();
+      await crashed.stop();
+      await rescuer.stop();
+      expect(await f.jobCount()).toBe(50);
+      expect(await f.pending()).toBe(0);
+    });
 
-  it('runs side by side with other relays: every event exactly once', async () => {
-    const f = fixture();
-    const a = f.relay({ consumer: 'a', batchSize: 7 });
-    const b = f.relay({ consumer: 'b', batchSize: 11 });
-    const c = f.relay({ consumer: 'c', batchSize: 100 });
-    await Promise.all([a.start(), b.start(), c.start()]);
-    const ids: string[] = [];
-    for (let round = 0; round < 6; round += 1) ids.push(...(await f.commit(50, `r${round}`)));
-    await eventually(
-      () => f.jobCount(),
-      (n) => n >= 300,
-    );
-    await eventually(
-      () => admin.xlen(f.store.keys.outbox),
-      (n) => n === 0,
-    );
-    await Promise.all([a.stop(), b.stop(), c.stop()]);
-    expect(a.relayed + b.relayed + c.relayed).toBe(300);
-    expect(await jobIds(f.queue)).toEqual([...ids].sort());
-  });
+    it('reclaims entries left pending by a consumer that vanished, even when some jobs exist already', async () => {
+      const f = fixture(shards);
+      const ids = await f.commit(30);
+      const entries: Array<[string, string[]]> = [];
+      for (const { outbox } of f.store.keys.allShards) {
+        await admin.xgroup('CREATE', outbox, 'relay', '0', 'MKSTREAM');
+        const read = (await admin.xreadgroup(
+          'GROUP',
+          'relay',
+          'ghost',
+          'COUNT',
+          100,
+          'STREAMS',
+          outbox,
+          '>',
+        )) as Array<[string, Array<[string, string[]]>]> | null;
+        entries.push(...(read?.[0]?.[1] ?? []));
+      }
+      expect(entries).toHaveLength(30);
+      // The ghost got as far as adding the first ten jobs.
+      for (const [, fields] of entries.slice(0, 10)) {
+        const event = JSON.parse(fields[3]!);
+        await f.queue.add(event.type, event, { jobId: event.id });
+      }
+      const relay = f.relay({ claimIdleMs: 100, claimIntervalMs: 50 });
+      await relay.start();
+      await eventually(
+        () => f.outboxLength(),
+        (n) => n === 0,
+      );
+      await relay.stop();
+      expect(await jobIds(f.queue)).toEqual([...ids].sort());
+      expect(await f.jobCount()).toBe(30);
+    });
 
-  it('survives its connection being dropped and keeps relaying', async () => {
-    const f = fixture();
-    const relay = f.relay({ consumer: 'droppy' });
-    await relay.start();
-    await f.commit(5);
-    await eventually(
-      () => f.jobCount(),
-      (n) => n === 5,
-    );
-    expect(await killClientByName(admin, 'fleetwatch:relay:droppy')).toBe(1);
-    await f.commit(5);
-    await eventually(
-      () => f.jobCount(),
-      (n) => n === 10,
-    );
-    await eventually(
-      () => admin.xlen(f.store.keys.outbox),
-      (n) => n === 0,
-    );
-    await relay.stop();
-    expect(relay.running).toBe(false);
-  });
+    it('runs side by side with other relays: every event exactly once', async () => {
+      const f = fixture(shards);
+      const a = f.relay({ consumer: 'a', batchSize: 7 });
+      const b = f.relay({ consumer: 'b', batchSize: 11 });
+      const c = f.relay({ consumer: 'c', batchSize: 100 });
+      await Promise.all([a.start(), b.start(), c.start()]);
+      const ids: string[] = [];
+      for (let round = 0; round < 6; round += 1) ids.push(...(await f.commit(50, `r${round}`)));
+      await eventually(
+        () => f.jobCount(),
+        (n) => n >= 300,
+      );
+      await eventually(
+        () => f.outboxLength(),
+        (n) => n === 0,
+      );
+      await Promise.all([a.stop(), b.stop(), c.stop()]);
+      expect(a.relayed + b.relayed + c.relayed).toBe(300);
+      expect(await jobIds(f.queue)).toEqual([...ids].sort());
+    });
 
-  it('moves unparseable entries aside instead of looping on them', async () => {
-    const f = fixture();
-    await admin.xadd(f.store.keys.outbox, '*', 'id', 'evt_broken', 'event', '{not json');
-    const good = await f.commit(1);
-    const relay = f.relay();
-    await relay.start();
-    await eventually(
-      () => admin.xlen(f.store.keys.outbox),
-      (n) => n === 0,
-    );
-    await relay.stop();
-    expect(await jobIds(f.queue)).toEqual(good);
-    const rejected = await admin.xrange(f.store.keys.outboxRejected, '-', '+');
-    expect(rejected).toHaveLength(1);
-    expect(rejected[0]![1]).toContain('evt_broken');
+    it('survives its connection being dropped and keeps relaying', async () => {
+      const f = fixture(shards);
+      const relay = f.relay({ consumer: 'droppy' });
+      await relay.start();
+      await f.commit(5);
+      await eventually(
+        () => f.jobCount(),
+        (n) => n === 5,
+      );
+      // With shards, each shard's loop has a connection of its own: drop shard 0's.
+      expect(await killClientByName(admin, `fleetwatch:relay:droppy${shards === 1 ? '' : ':0'}`)).toBe(1);
+      await f.commit(5);
+      await eventually(
+        () => f.jobCount(),
+        (n) => n === 10,
+      );
+      await eventually(
+        () => f.outboxLength(),
+        (n) => n === 0,
+      );
+      await relay.stop();
+      expect(relay.running).toBe(false);
+    });
+
+    it('moves unparseable entries aside instead of looping on them', async () => {
+      const f = fixture(shards);
+      await admin.xadd(f.store.keys.shardKeys(0).outbox, '*', 'id', 'evt_broken', 'event', '{not json');
+      const good = await f.commit(1);
+      const relay = f.relay();
+      await relay.start();
+      await eventually(
+        () => f.outboxLength(),
+        (n) => n === 0,
+      );
+      await relay.stop();
+      expect(await jobIds(f.queue)).toEqual(good);
+      const rejected = await admin.xrange(f.store.keys.shardKeys(0).outboxRejected, '-', '+');
+      expect(rejected).toHaveLength(1);
+      expect(rejected[0]![1]).toContain('evt_broken');
+    });
   });
 });

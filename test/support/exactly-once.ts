@@ -66,6 +66,8 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
     let sim: Simulator;
     let admin: RedisClient;
     let target: ScenarioRedis;
+    /** `redis.shards` of the daemons. */
+    let shards = 1;
     let replicas: ReplicaSet | undefined;
     const secret = newSecret();
     let receiver: WebhookReceiver;
@@ -82,6 +84,7 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
       });
       target = await redis();
       admin = target.admin;
+      shards = Number(target.settings?.shards ?? 1);
     });
 
     afterAll(async () => {
@@ -124,14 +127,14 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
       });
       const set = new ReplicaSet(config);
       replicas = set;
-      const log = new EventLog({ redis: admin, prefix });
+      const log = new EventLog({ redis: admin, prefix, shards });
       const scenario = new Scenario(log, { intervalMs: 50 });
       shared = { set, scenario, log };
       report(context);
 
       set.start(3);
       // The first lists are the baseline; what is added after them is discovered.
-      await waitForMembershipBaseline(admin, prefix);
+      await waitForMembershipBaseline(admin, prefix, { shards });
       const fleet = fleetIds({ vehicles: 30, robots: 5 });
       await scenario.step(
         'discover 30 vehicles and 5 robots',
@@ -140,7 +143,7 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
       );
       // A poll round planned after the discovery has polled every entity: the baseline is complete.
       await waitForPollRound(admin, prefix);
-      await waitForEntityBaseline(admin, prefix, fleet, { stableMs: 0 });
+      await waitForEntityBaseline(admin, prefix, fleet, { stableMs: 0, shards });
       // Baselines of the per-entity signals are silent.
       expect(await scenario.diff()).toEqual({ missing: [], duplicated: [], unexpected: [] });
 
@@ -239,7 +242,7 @@ export function describeReplicasExactlyOnce(title: string, redis: () => Promise<
       await waitForPollRound(admin, prefix);
       expect(await scenario.diff()).toEqual({ missing: [], duplicated: [], unexpected: [] });
       // ...and each of them went on to the events queue (the notification path) too.
-      await waitForHandOff(admin, log, prefix, { timeoutMs: 20_000 });
+      await waitForHandOff(admin, log, prefix, { timeoutMs: 20_000, shards });
       // ...and through the notification step to the receiver, each entity's in commit order.
       const entries = await readAllEvents(log);
       await waitFor(

@@ -28,6 +28,8 @@ export interface ExpectedEvent {
 export interface WaitOptions {
   timeoutMs?: number;
   intervalMs?: number;
+  /** `redis.shards` of the daemons (default 1): where their per-entity keys are. */
+  shards?: number;
 }
 
 /**
@@ -238,10 +240,14 @@ async function sortedKeys(redis: RedisClient, pattern: string): Promise<string[]
 export async function waitForMembershipBaseline(
   redis: RedisClient,
   prefix: string,
-  options: WaitOptions = {},
+  { shards = 1, ...options }: WaitOptions = {},
 ): Promise<void> {
-  const keys = storeKeys(prefix);
-  const wanted = [keys.membership('vehicle'), keys.membership('robot')];
+  const keys = storeKeys(prefix, shards);
+  // Every shard's part of each list.
+  const wanted = keys.allShards.flatMap(({ shard }) => [
+    keys.membership('vehicle', shard),
+    keys.membership('robot', shard),
+  ]);
   await waitFor(
     'first vehicle and robot lists committed',
     async () => Promise.all(wanted.map((key) => redis.exists(key))),
@@ -259,20 +265,20 @@ export interface SnapshotBaseline {
   robots: Map<string, string[]>;
 }
 
-async function readSnapshots(redis: RedisClient, prefix: string): Promise<SnapshotBaseline> {
-  const tag = storeKeys(prefix).tag;
+async function readSnapshots(redis: RedisClient, prefix: string, shards = 1): Promise<SnapshotBaseline> {
   const result: SnapshotBaseline = { vehicles: new Map(), robots: new Map() };
-  for (const [kind, target] of [
-    ['vehicle', result.vehicles],
-    ['robot', result.robots],
-  ] as const) {
-    for (const key of await sortedKeys(redis, `${tag}:snap:${kind}:*`)) {
-      const [id, facet] = key.slice(`${tag}:snap:${kind}:`.length).split(':');
-      if (id === undefined || facet === undefined) continue;
-      const decoded = decodeSegment(id);
-      target.set(decoded, [...(target.get(decoded) ?? []), decodeSegment(facet)]);
+  for (const { tag } of storeKeys(prefix, shards).allShards)
+    for (const [kind, target] of [
+      ['vehicle', result.vehicles],
+      ['robot', result.robots],
+    ] as const) {
+      for (const key of await sortedKeys(redis, `${tag}:snap:${kind}:*`)) {
+        const [id, facet] = key.slice(`${tag}:snap:${kind}:`.length).split(':');
+        if (id === undefined || facet === undefined) continue;
+        const decoded = decodeSegment(id);
+        target.set(decoded, [...(target.get(decoded) ?? []), decodeSegment(facet)]);
+      }
     }
-  }
   return result;
 }
 
@@ -287,13 +293,17 @@ export async function waitForEntityBaseline(
   redis: RedisClient,
   prefix: string,
   { vehicles, robots }: { vehicles: readonly string[]; robots: readonly string[] },
-  { stableMs = 3_000, timeoutMs = 40_000 }: { stableMs?: number; timeoutMs?: number } = {},
+  {
+    stableMs = 3_000,
+    timeoutMs = 40_000,
+    shards = 1,
+  }: { stableMs?: number; timeoutMs?: number; shards?: number } = {},
 ): Promise<SnapshotBaseline> {
   let signature = '';
   let since = Date.now();
   return waitFor(
     'per-entity snapshots of every vehicle and robot',
-    () => readSnapshots(redis, prefix),
+    () => readSnapshots(redis, prefix, shards),
     (seen) => {
       const problems: string[] = [];
       for (const [kind, ids, map] of [
@@ -397,20 +407,23 @@ export async function waitForHandOff(
   redis: RedisClient,
   log: EventLog,
   prefix: string,
-  options: WaitOptions = {},
+  { shards = 1, ...options }: WaitOptions = {},
 ): Promise<{ events: number; ms: number }> {
   const started = Date.now();
-  const keys = storeKeys(prefix);
+  const keys = storeKeys(prefix, shards);
   const ids = (await readAllEvents(log)).map(({ event }) => event.id);
+  const sum = (counts: number[]) => (counts.includes(-1) ? -1 : counts.reduce((a, b) => a + b, 0));
+  const length = (key: string) => redis.xlen(key).catch(() => -1);
   await waitFor(
     'every logged event handed to the events queue',
     async () => {
+      // The shards' outboxes are in slots of their own; the queue's jobs all under `{prefix}`.
+      const outbox = sum(await Promise.all(keys.allShards.map((shard) => length(shard.outbox))));
+      const rejected = sum(await Promise.all(keys.allShards.map((shard) => length(shard.outboxRejected))));
       const pipeline = redis.pipeline();
-      pipeline.xlen(keys.outbox);
-      pipeline.xlen(keys.outboxRejected);
-      for (const id of ids) pipeline.exists(`${keys.tag}:${QUEUE_NAMES.events}:${id}`);
-      const replies = (await pipeline.exec()) ?? [];
-      return replies.map(([error, value]) => (error ? -1 : Number(value)));
+      for (const id of ids) pipeline.exists(`${keys.controlTag}:${QUEUE_NAMES.events}:${id}`);
+      const replies = ids.length === 0 ? [] : ((await pipeline.exec()) ?? []);
+      return [outbox, rejected, ...replies.map(([error, value]) => (error ? -1 : Number(value)))];
     },
     ([outbox = -1, rejected = -1, ...jobs]) => {
       const missing = ids.filter((_, i) => jobs[i] !== 1);

@@ -85,7 +85,14 @@ function filtered(command: Command, type: string, subject: string): Command {
 
 function withEventLog(context: CliContext, use: (log: EventLog) => Promise<void>): Promise<void> {
   return context.withRedis((redis, config) =>
-    use(new EventLog({ redis, prefix: config.redis.prefix, logger: context.logger() })),
+    use(
+      new EventLog({
+        redis,
+        prefix: config.redis.prefix,
+        shards: config.redis.shards,
+        logger: context.logger(),
+      }),
+    ),
   );
 }
 

@@ -110,7 +110,7 @@ export function registerIncidentCommands(program: Command, context: CliContext):
       if (problems.length > 0) return usage(context, 'incidents', problems);
       await context.withRedis(async (redis, config) => {
         const reader = new IncidentReader({
-          incidents: new IncidentStore({ redis, prefix: config.redis.prefix }),
+          incidents: new IncidentStore({ redis, prefix: config.redis.prefix, shards: config.redis.shards }),
           mutes: createMutes({ notifications: config.notifications, redis, prefix: config.redis.prefix }),
         });
         const { items } = await reader.list(filter, { limit: Number.MAX_SAFE_INTEGER });
@@ -156,10 +156,15 @@ export function registerIncidentCommands(program: Command, context: CliContext):
         ...(options.for === undefined ? {} : { for: options.for }),
       };
       await context.withRedis(async (redis, config) => {
-        const incidents = new IncidentStore({ redis, prefix: config.redis.prefix });
+        const incidents = new IncidentStore({
+          redis,
+          prefix: config.redis.prefix,
+          shards: config.redis.shards,
+        });
         const store = new SnapshotStore({
           redis,
           prefix: config.redis.prefix,
+          shards: config.redis.shards,
           installation: config.installation,
           eventLogCap: config.events.log_max_length,
         });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { startDaemon } from '../../daemon/index.js';
 import { loadNodemailer } from '../../notifiers/receivers/email/index.js';
 import type { CliContext } from '../context.js';
+import { ExitCode } from '../exit-codes.js';
 
 /**
  * `fleetwatch run`: the monitoring daemon. Runs until SIGTERM or SIGINT (the context's
@@ -40,6 +41,8 @@ export function registerRunCommand(program: Command, context: CliContext): void 
       process.on('SIGHUP', onHangUp);
       try {
         await daemon.stopped;
+        // Refused the store (redis.shards): said in one line already; a configuration mistake.
+        if (daemon.refused !== undefined) context.exitCode = ExitCode.usage;
       } finally {
         process.off('SIGHUP', onHangUp);
       }

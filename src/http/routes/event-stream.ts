@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { RedisClient } from '../../lib/redis-connection.js';
 import type { EventLogEntry, EventTail } from '../../store/event-log.js';
 import type { RouteContext } from '../context.js';
 import { unavailable } from '../errors.js';
@@ -34,38 +33,6 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** SSE streams currently open (their Redis connections are open too). */
     readonly eventStreams: { open: number };
-  }
-}
-
-function compareStreamIds(a: string, b: string): number {
-  const [aMs = '0', aSeq = '0'] = a.split('-');
-  const [bMs = '0', bSeq = '0'] = b.split('-');
-  const ms = BigInt(aMs) - BigInt(bMs);
-  if (ms !== 0n) return ms < 0n ? -1 : 1;
-  const seq = BigInt(aSeq) - BigInt(bSeq);
-  return seq === 0n ? 0 : seq < 0n ? -1 : 1;
-}
-
-/**
- * When the capped log has dropped entries and `fromId` is older than its first entry, events after
- * `fromId` may be gone. Best effort (Redis ≥ 7 reports `entries-added`); undefined when in doubt.
- */
-async function possibleGap(
-  redis: RedisClient,
-  key: string,
-  fromId: string,
-): Promise<{ lastEventId: string; firstAvailable: string } | undefined> {
-  try {
-    const reply = (await redis.xinfo('STREAM', key)) as unknown[];
-    const info = new Map<string, unknown>();
-    for (let i = 0; i + 1 < reply.length; i += 2) info.set(String(reply[i]), reply[i + 1]);
-    const added = Number(info.get('entries-added'));
-    const length = Number(info.get('length'));
-    const first = (info.get('first-entry') as [string, unknown] | null | undefined)?.[0];
-    if (!Number.isFinite(added) || !(added > length) || typeof first !== 'string') return undefined;
-    return compareStreamIds(fromId, first) < 0 ? { lastEventId: fromId, firstAvailable: first } : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -152,10 +119,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         await tail.close();
         throw unavailable('cannot follow the event log right now: Redis does not answer');
       }
-      const gap =
-        fromId === undefined
-          ? undefined
-          : await possibleGap(context.options.redis, context.eventLog.keys.events, fromId);
+      const gap = fromId === undefined ? undefined : await context.eventLog.gapAfter(fromId);
 
       reply.hijack();
       const res = reply.raw;

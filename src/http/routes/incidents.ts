@@ -65,7 +65,7 @@ const idParams = z.object({ id: pathId });
 
 export function registerIncidentRoutes(app: FastifyInstance, context: RouteContext): void {
   const { config, redis } = context.options;
-  const incidents = new IncidentStore({ redis, prefix: config.redis.prefix });
+  const incidents = new IncidentStore({ redis, prefix: config.redis.prefix, shards: config.redis.shards });
   // Muted by what the config in force says (maintenance windows, inhibition rules follow a reload).
   const current = derived(
     () => context.live().notifications,

@@ -1,5 +1,6 @@
 import type { FleetEvent } from '../../events/types.js';
 import type { RedisClient } from '../../lib/redis-connection.js';
+import { homeSubject } from '../../store/incidents.js';
 import { type StoreKeys, storeKeys } from '../../store/keys.js';
 
 /**
@@ -27,6 +28,8 @@ export type OrderVerdict =
 export interface EntityOrderOptions {
   redis: RedisClient;
   prefix?: string;
+  /** How many shards the order lists are spread over (keys.ts). Default 1. */
+  shards?: number;
   /** How long an event waits for earlier ones of its subject, from when its job was queued. */
   maxWaitMs: number;
   now?: () => number;
@@ -57,14 +60,14 @@ export class EntityOrder {
   constructor(options: EntityOrderOptions) {
     if (!(options.maxWaitMs >= 0)) throw new RangeError('maxWaitMs must be 0 or more');
     this.#redis = options.redis;
-    this.#keys = storeKeys(options.prefix);
+    this.#keys = storeKeys(options.prefix, options.shards);
     this.maxWaitMs = options.maxWaitMs;
     this.#now = options.now ?? Date.now;
   }
 
   /** Whether `event`, queued at `queuedAt` (epoch ms), may be dispatched now. */
   async place(event: FleetEvent, queuedAt: number): Promise<OrderVerdict> {
-    const key = this.#keys.order(event.subject);
+    const key = this.#orderOf(event);
     const at = await this.#redis.lpos(key, event.id);
     if (at === null || at === 0) return { go: true, skipped: 0 };
     if (this.#now() - queuedAt < this.maxWaitMs) return { go: false, ahead: at };
@@ -74,7 +77,12 @@ export class EntityOrder {
 
   /** `event` was dispatched: the next one of its subject may go. */
   async done(event: FleetEvent): Promise<void> {
-    await this.#redis.lrem(this.#keys.order(event.subject), 1, event.id);
+    await this.#redis.lrem(this.#orderOf(event), 1, event.id);
+  }
+
+  /** The event's subject's order list, in the shard the commit wrote it to (its home subject's). */
+  #orderOf(event: FleetEvent): string {
+    return this.#keys.shardKeys(this.#keys.shardOf(homeSubject(event))).order(event.subject);
   }
 
   /** When to look again: soon behind a dispatch under way, every second behind a dead replica's. */
