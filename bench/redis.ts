@@ -14,6 +14,8 @@ export type RedisKind = (typeof REDIS_KINDS)[number];
 
 /** Masters of the benchmark's cluster. */
 export const CLUSTER_MASTERS = 3;
+/** `redis.shards` on the cluster: four per master (a multiple of the masters, see the README). */
+export const CLUSTER_SHARDS = 12;
 
 export interface BenchRedis {
   readonly kind: RedisKind;
@@ -30,7 +32,7 @@ export async function startBenchRedis(kind: RedisKind): Promise<BenchRedis> {
     kind === 'cluster'
       ? await startRedisCluster(CLUSTER_MASTERS).then((cluster) => ({
           urls: cluster.nodes,
-          section: { cluster: { nodes: [...cluster.nodes] } },
+          section: { cluster: { nodes: [...cluster.nodes] }, shards: CLUSTER_SHARDS },
           stop: () => cluster.stop(),
         }))
       : await PrivateRedis.start().then((redis) => ({
