@@ -227,32 +227,8 @@ export class EventLog {
   }
 
   /** The first `limit` matching entries of one shard from `start` on, oldest first. */
-  async #forward(
-    shard: ShardKeys,
-    from: string,
-    limit: number,
-    matches: EntryMatcher,
-  ): Promise<EventLogEntry[]> {
-    const chunk = Math.max(limit, 500);
-    const found: EventLogEntry[] = [];
-    let start = from;
-    for (;;) {
-      const entries = (await this.#redis.xrange(
-        shard.events,
-        start,
-        '+',
-        'COUNT',
-        chunk,
-      )) as RawStreamEntry[];
-      for (const entry of entries) {
-        const decoded = this.#decode(entry, matches, shard);
-        if (decoded) found.push(decoded);
-        if (found.length >= limit) return found;
-      }
-      const last = entries.at(-1);
-      if (entries.length < chunk || !last) return found;
-      start = `(${last[0]}`;
-    }
+  #forward(shard: ShardKeys, from: string, limit: number, matches: EntryMatcher): Promise<EventLogEntry[]> {
+    return this.#scan(shard, 'forward', from, limit, matches);
   }
 
   /** The newest `limit` matching entries of one shard up to `end`, oldest first. */
@@ -262,25 +238,37 @@ export class EventLog {
     limit: number,
     matches: EntryMatcher,
   ): Promise<EventLogEntry[]> {
+    return (await this.#scan(shard, 'backward', to, limit, matches)).reverse();
+  }
+
+  /**
+   * Up to `limit` matching entries of one shard from `at` on in `direction` (XRANGE or XREVRANGE),
+   * in the order read, in chunks of at least 500.
+   */
+  async #scan(
+    shard: ShardKeys,
+    direction: 'forward' | 'backward',
+    at: string,
+    limit: number,
+    matches: EntryMatcher,
+  ): Promise<EventLogEntry[]> {
     const chunk = Math.max(limit, 500);
     const found: EventLogEntry[] = [];
-    let end = to;
+    let bound = at;
     for (;;) {
-      const entries = (await this.#redis.xrevrange(
-        shard.events,
-        end,
-        '-',
-        'COUNT',
-        chunk,
-      )) as RawStreamEntry[];
+      const entries = (
+        direction === 'forward'
+          ? await this.#redis.xrange(shard.events, bound, '+', 'COUNT', chunk)
+          : await this.#redis.xrevrange(shard.events, bound, '-', 'COUNT', chunk)
+      ) as RawStreamEntry[];
       for (const entry of entries) {
         const decoded = this.#decode(entry, matches, shard);
         if (decoded) found.push(decoded);
-        if (found.length >= limit) return found.reverse();
+        if (found.length >= limit) return found;
       }
       const last = entries.at(-1);
-      if (entries.length < chunk || !last) return found.reverse();
-      end = `(${last[0]}`;
+      if (entries.length < chunk || !last) return found;
+      bound = `(${last[0]}`;
     }
   }
 

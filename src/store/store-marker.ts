@@ -93,6 +93,27 @@ return redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced')
 };
 
 /**
+ * Lua shared by the reset scripts (same KEYS and ARGV layout): writes each carried incident
+ * (ARGV 12…: field, id, count, HSET arguments) that is not open yet; leaves `carried` (how many)
+ * and `i` (the first argument past them). Needs `n`, the number of incidents.
+ */
+const CARRY_INCIDENTS_LUA = `local i = 12
+local carried = 0
+for _ = 1, n do
+  local count = tonumber(ARGV[i + 2])
+  if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then
+    redis.call('HSET', ARGV[10] .. ARGV[i + 1], unpack(ARGV, i + 3, i + 2 + count))
+    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
+    carried = carried + 1
+  end
+  i = i + 3 + count
+end`;
+
+/** Lua: the reset's event (ARGV 6–9) to the outbox (KEYS[2]) and the capped event log (KEYS[3]). */
+const APPEND_EVENT_LUA = `  redis.call('XADD', KEYS[2], '*', 'id', ARGV[6], 'event', ARGV[9])
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6], 'type', ARGV[7], 'subject', ARGV[8], 'event', ARGV[9])`;
+
+/**
  * KEYS: 1 marker, 2 outbox, 3 event log, 4 open incidents, 5 incidents revision, 6… seeded snapshots.
  * ARGV: 1 expect ('absent' | 'fresh' | 'carry'), 2 epoch, 3 lost epoch, 4 at (ISO), 5 event log cap,
  * 6 event id, 7 type, 8 subject, 9 event JSON (unused for 'carry'), 10 incident key prefix,
@@ -124,17 +145,7 @@ end
 if expect ~= 'carry' then
   redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'createdAt', ARGV[4], 'replaced', ARGV[3])
 end
-local carried = 0
-i = 12
-for _ = 1, n do
-  local count = tonumber(ARGV[i + 2])
-  if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then
-    redis.call('HSET', ARGV[10] .. ARGV[i + 1], unpack(ARGV, i + 3, i + 2 + count))
-    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
-    carried = carried + 1
-  end
-  i = i + 3 + count
-end
+${CARRY_INCIDENTS_LUA}
 for k = 6, #KEYS do
   local at = seeds + (k - 6) * 4
   redis.call('HSET', KEYS[k], 'v', string.format('%d', tonumber(ARGV[at]) + 1), 'state', ARGV[at + 1],
@@ -142,8 +153,7 @@ for k = 6, #KEYS do
 end
 redis.call('INCR', KEYS[5])
 if expect ~= 'carry' then
-  redis.call('XADD', KEYS[2], '*', 'id', ARGV[6], 'event', ARGV[9])
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6], 'type', ARGV[7], 'subject', ARGV[8], 'event', ARGV[9])
+${APPEND_EVENT_LUA}
 end
 return {1, carried}
 `,
@@ -204,17 +214,7 @@ if ARGV[1] == 'write' then
   redis.call('HSET', KEYS[1], 'epoch', ARGV[2], 'createdAt', ARGV[4], 'replaced', ARGV[3])
 end
 local n = tonumber(ARGV[11])
-local i = 12
-local carried = 0
-for _ = 1, n do
-  local count = tonumber(ARGV[i + 2])
-  if redis.call('HEXISTS', KEYS[4], ARGV[i]) == 0 then
-    redis.call('HSET', ARGV[10] .. ARGV[i + 1], unpack(ARGV, i + 3, i + 2 + count))
-    redis.call('HSET', KEYS[4], ARGV[i], ARGV[i + 1])
-    carried = carried + 1
-  end
-  i = i + 3 + count
-end
+${CARRY_INCIDENTS_LUA}
 local seeds = i
 for k = 6, #KEYS do
   local at = seeds + (k - 6) * 4
@@ -225,8 +225,7 @@ for k = 6, #KEYS do
 end
 redis.call('INCR', KEYS[5])
 if ARGV[6] ~= '' then
-  redis.call('XADD', KEYS[2], '*', 'id', ARGV[6], 'event', ARGV[9])
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6], 'type', ARGV[7], 'subject', ARGV[8], 'event', ARGV[9])
+${APPEND_EVENT_LUA}
 end
 return {1, carried}
 `,
