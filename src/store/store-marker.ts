@@ -6,7 +6,7 @@ import type { RedisClient } from '../lib/redis-connection.js';
 import { pipelineByShard } from './by-shard.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { type IncidentRecord, incidentField, recordFields } from './incidents.js';
-import { type StoreKeys, storeKeys } from './keys.js';
+import { type ShardKeys, type StoreKeys, storeKeys } from './keys.js';
 import { defineScript, type LuaScript, queueScript, runScript } from './scripts.js';
 import { eventId } from './snapshot-store.js';
 
@@ -337,13 +337,23 @@ export class StoreMarker {
     });
   }
 
-  /** Claims the loss of `request.lost`: see `ResetRequest` and the module comment. */
-  async reset(request: ResetRequest): Promise<ResetOutcome> {
-    if (this.keys.shards > 1) return this.#resetShards(request);
-    if (request.expect === 'damaged') throw new Error('a store of one shard has no shard to be damaged');
-    const event = request.expect === 'carry' ? undefined : this.#resetEvent(request);
+  /**
+   * The KEYS and ARGV of a reset script (RESET_SCRIPT, or one shard's SHARD_RESET_SCRIPT): their
+   * layout is the same, on the keys of the store (one shard) or of the shard given.
+   */
+  #resetCall(
+    mode: string,
+    request: ResetRequest,
+    event: FleetEvent | undefined,
+    keys: Pick<
+      ShardKeys,
+      'storeMarker' | 'outbox' | 'events' | 'incidentsOpen' | 'incidentsRevision' | 'incidentPrefix'
+    >,
+    incidents: readonly IncidentRecord[],
+    seeds: readonly SnapshotSeed[],
+  ): { keys: string[]; args: Array<string | number> } {
     const args: Array<string | number> = [
-      request.expect,
+      mode,
       request.epoch,
       request.lost,
       request.at,
@@ -352,29 +362,43 @@ export class StoreMarker {
       event?.type ?? '',
       event?.subject ?? '',
       event ? JSON.stringify(event) : '',
-      this.keys.incidentPrefix,
-      request.incidents.length,
+      keys.incidentPrefix,
+      incidents.length,
     ];
-    for (const record of request.incidents) {
+    for (const record of incidents) {
       const fields = recordFields(record);
       args.push(incidentField(record.subject, record.key), record.id, fields.length, ...fields);
     }
-    for (const seed of request.snapshots) {
+    for (const seed of seeds) {
       args.push(seed.expectedVersion, JSON.stringify(seed.state ?? null), seed.at, Date.parse(seed.at));
     }
-    const reply = (await runScript(
-      this.#redis,
-      RESET_SCRIPT,
-      [
-        this.keys.storeMarker,
-        this.keys.outbox,
-        this.keys.events,
-        this.keys.incidentsOpen,
-        this.keys.incidentsRevision,
-        ...request.snapshots.map((seed) => seed.key),
+    return {
+      keys: [
+        keys.storeMarker,
+        keys.outbox,
+        keys.events,
+        keys.incidentsOpen,
+        keys.incidentsRevision,
+        ...seeds.map((seed) => seed.key),
       ],
       args,
-    )) as unknown[];
+    };
+  }
+
+  /** Claims the loss of `request.lost`: see `ResetRequest` and the module comment. */
+  async reset(request: ResetRequest): Promise<ResetOutcome> {
+    if (this.keys.shards > 1) return this.#resetShards(request);
+    if (request.expect === 'damaged') throw new Error('a store of one shard has no shard to be damaged');
+    const event = request.expect === 'carry' ? undefined : this.#resetEvent(request);
+    const { keys, args } = this.#resetCall(
+      request.expect,
+      request,
+      event,
+      this.keys,
+      request.incidents,
+      request.snapshots,
+    );
+    const reply = (await runScript(this.#redis, RESET_SCRIPT, keys, args)) as unknown[];
     if (reply[0] === 1) return { kind: 'done', carried: Number(reply[1]), ...(event ? { event } : {}) };
     if (reply[1] === 'retry') return { kind: 'retry' };
     const [, , epoch, createdAt, replaced] = reply as [number, string, string, string, string];
@@ -414,39 +438,15 @@ export class StoreMarker {
         );
         const seeds = request.snapshots.filter((seed) => shardOfKey(seed.key) === shard.shard);
         const mine = shard.shard === eventShard ? event : undefined;
-        const args: Array<string | number> = [
+        const { keys, args } = this.#resetCall(
           request.expect === 'carry' ? 'carry' : 'write',
-          request.epoch,
-          request.lost,
-          request.at,
-          this.#cap,
-          mine?.id ?? '',
-          mine?.type ?? '',
-          mine?.subject ?? '',
-          mine ? JSON.stringify(mine) : '',
-          shard.incidentPrefix,
-          incidents.length,
-        ];
-        for (const record of incidents) {
-          const fields = recordFields(record);
-          args.push(incidentField(record.subject, record.key), record.id, fields.length, ...fields);
-        }
-        for (const seed of seeds) {
-          args.push(seed.expectedVersion, JSON.stringify(seed.state ?? null), seed.at, Date.parse(seed.at));
-        }
-        queueScript(
-          pipeline,
-          SHARD_RESET_SCRIPT,
-          [
-            shard.storeMarker,
-            shard.outbox,
-            shard.events,
-            shard.incidentsOpen,
-            shard.incidentsRevision,
-            ...seeds.map((seed) => seed.key),
-          ],
-          args,
+          request,
+          mine,
+          shard,
+          incidents,
+          seeds,
         );
+        queueScript(pipeline, SHARD_RESET_SCRIPT, keys, args);
       },
     );
     let carried = 0;

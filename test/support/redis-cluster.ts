@@ -35,7 +35,8 @@ export function redisClusterUnavailable(): string | undefined {
 /** The longest the cluster may take to start and agree (`cluster_state:ok` on every node). */
 const START_TIMEOUT_MS = 30_000;
 
-async function answersPing(port: number): Promise<boolean> {
+/** Asks the node on `port` one thing on a short-lived connection; false when it does not answer. */
+async function probeNode(port: number, ask: (client: Redis) => Promise<boolean>): Promise<boolean> {
   const client = new Redis({
     host: '127.0.0.1',
     port,
@@ -46,7 +47,7 @@ async function answersPing(port: number): Promise<boolean> {
   client.on('error', () => {});
   try {
     await client.connect();
-    return (await client.ping()) === 'PONG';
+    return await ask(client);
   } catch {
     return false;
   } finally {
@@ -54,24 +55,15 @@ async function answersPing(port: number): Promise<boolean> {
   }
 }
 
-async function clusterStateOk(port: number, masters: number): Promise<boolean> {
-  const client = new Redis({
-    host: '127.0.0.1',
-    port,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => {});
-  try {
-    await client.connect();
+function answersPing(port: number): Promise<boolean> {
+  return probeNode(port, async (client) => (await client.ping()) === 'PONG');
+}
+
+function clusterStateOk(port: number, masters: number): Promise<boolean> {
+  return probeNode(port, async (client) => {
     const info = (await client.call('CLUSTER', 'INFO')) as string;
     return /cluster_state:ok/.test(info) && new RegExp(`cluster_known_nodes:${masters}\\b`).test(info);
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
+  });
 }
 
 /** Polls `probe` with a back-off from 20 ms to 500 ms until it holds, or fails after `deadline`. */
