@@ -231,6 +231,9 @@ return {1, carried}
 `,
 };
 
+/** How long after a store's marker was created its shards' copies may still be missing (see `establish`). */
+const LAYOUT_GRACE_MS = 60_000;
+
 /** The subject id of `monitor.store.reset`: `store/redis`. */
 export const STORE_SUBJECT_ID = 'redis';
 
@@ -309,8 +312,16 @@ export class StoreMarker {
     )) as Array<string | null>;
     const marker = markerOf(epoch ?? null, createdAt ?? null, replaced ?? null);
     if (!marker) throw new Error('the store marker could not be read back');
-    if (this.keys.shards > 1)
-      await this.#copies(marker, marker.createdAt === createdNow && marker.replaced === '');
+    // A store laid out moments ago may still be getting its copies from the replica that created
+    // it: replicas starting with it fill the missing ones too (the same marker, so idempotent),
+    // instead of taking them for a shard's lost data.
+    if (this.keys.shards > 1) {
+      const age = now - Date.parse(marker.createdAt);
+      await this.#copies(
+        marker,
+        marker.replaced === '' && (marker.createdAt === createdNow || age < LAYOUT_GRACE_MS),
+      );
+    }
     return marker;
   }
 
