@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
 import { Prng } from '../src/simulator/prng.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
 import { stopSignal, track } from './cleanup.js';

@@ -1,4 +1,4 @@
-import { stableHash } from '../lib/stable-hash.js';
+import { canonicalEntries, hashText, stableHash } from '../lib/stable-hash.js';
 
 /**
  * A bounded summary of how a JSON document changed, for notification text: which top-level paths
@@ -29,40 +29,29 @@ export const MAX_SUMMARY = 240;
 /** The path naming the whole document. */
 export const ROOT = '$';
 
-function shortHash(value: unknown): string {
-  return stableHash(value).slice(0, 16);
-}
-
 function pathOf(key: string): string {
   return key.length > MAX_PATH ? `${key.slice(0, MAX_PATH - 1)}…` : key;
 }
 
 export function fingerprint(value: unknown): Fingerprint {
-  const hash = stableHash(value);
-  if (Array.isArray(value)) {
-    const entries =
-      value.length > MAX_FINGERPRINT_ENTRIES
-        ? null
-        : value.map((item, index): [string, string] => [`[${index}]`, shortHash(item)]);
-    return { hash, kind: 'array', entries };
-  }
-  if (value !== null && typeof value === 'object') {
-    // toJSON-bearing objects hash as what they serialize to; treat them as a whole.
-    if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
-      return { hash, kind: 'scalar', entries: null };
-    const record = value as Record<string, unknown>;
-    // The keys canonical JSON keeps (it leaves out undefined, functions and symbols).
-    const keys = Object.keys(record).filter((key) => {
-      const kind = typeof record[key];
-      return kind !== 'undefined' && kind !== 'function' && kind !== 'symbol';
-    });
-    const entries =
-      keys.length > MAX_FINGERPRINT_ENTRIES
-        ? null
-        : keys.sort().map((key): [string, string] => [key, shortHash(record[key])]);
-    return { hash, kind: 'object', entries };
-  }
-  return { hash, kind: 'scalar', entries: null };
+  // toJSON-bearing objects hash as what they serialize to; treat them as a whole.
+  const whole =
+    value === null ||
+    typeof value !== 'object' ||
+    (!Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON === 'function');
+  if (whole) return { hash: stableHash(value), kind: 'scalar', entries: null };
+  const document = value as unknown[] | Record<string, unknown>;
+  const kind = Array.isArray(document) ? 'array' : 'object';
+  const size = Array.isArray(document) ? document.length : Object.keys(document).length;
+  // Each entry's canonical text is written once, for its own hash and the whole document's.
+  const texts = size > MAX_FINGERPRINT_ENTRIES ? undefined : canonicalEntries(document);
+  if (!texts || texts.entries.length > MAX_FINGERPRINT_ENTRIES)
+    return { hash: stableHash(value), kind, entries: null };
+  const entries = texts.entries.map(([key, text]): [string, string] => [
+    kind === 'array' ? `[${key}]` : key,
+    hashText(text).slice(0, 16),
+  ]);
+  return { hash: hashText(texts.whole), kind, entries };
 }
 
 function capped(list: string[]): { list: string[]; cut: boolean } {

@@ -7,7 +7,12 @@ import { createHash } from 'node:crypto';
  * strings, cycles as "[Circular]". Never throws.
  */
 export function stableHash(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return hashText(canonicalJson(value));
+}
+
+/** sha256 (hex) of a canonical JSON text: `stableHash` of a value whose text is already written. */
+export function hashText(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /** The canonical JSON text `stableHash` hashes. */
@@ -55,5 +60,40 @@ function write(value: unknown, ancestors: Set<object>): string | undefined {
     return `{${parts.join(',')}}`;
   } finally {
     ancestors.delete(object);
+  }
+}
+
+/**
+ * The canonical JSON texts of an array's items or an object's entries (keys sorted by code unit;
+ * keys whose value is undefined, a function or a symbol left out, as JSON leaves them out), and
+ * the whole value's, each written once: `whole` is `canonicalJson(value)`, and for JSON data each
+ * entry's text is `canonicalJson` of its value (`null` for an item JSON cannot carry). Undefined
+ * when a text cannot be written (see `canonicalJson`).
+ */
+export function canonicalEntries(
+  value: readonly unknown[] | Record<string, unknown>,
+): { whole: string; entries: Array<[string, string]> } | undefined {
+  try {
+    const ancestors = new Set<object>([value]);
+    if (Array.isArray(value)) {
+      const entries = value.map((item, index): [string, string] => [
+        String(index),
+        write(item, ancestors) ?? 'null',
+      ]);
+      return { whole: `[${entries.map(([, text]) => text).join(',')}]`, entries };
+    }
+    const record = value as Record<string, unknown>;
+    const entries: Array<[string, string]> = [];
+    const parts: string[] = [];
+    for (const key of Object.keys(record).sort(byCodeUnit)) {
+      const kind = typeof record[key];
+      if (kind === 'undefined' || kind === 'function' || kind === 'symbol') continue;
+      const text = write(record[key], ancestors);
+      if (text !== undefined) parts.push(`${JSON.stringify(key)}:${text}`);
+      entries.push([key, text ?? 'null']);
+    }
+    return { whole: `{${parts.join(',')}}`, entries };
+  } catch {
+    return undefined;
   }
 }

@@ -287,7 +287,10 @@ export class ObservationPipeline {
         const seen = observation.ok ? { lastSeenAt: observation.at, lastError: null } : {};
         const error = observation.ok ? {} : { lastError: observation.error };
         if (detected.events.length === 0 && record.version > 0 && sameState(record, json)) {
-          touches.push({ ref, polledAt: observation.at, ...seen, ...error });
+          const touch: TouchItem = { ref, polledAt: observation.at, ...seen, ...error };
+          // A poll that succeeded again has no stored error to clear: one write instead of two.
+          if (touch.lastError === null && record.lastError === undefined) delete touch.lastError;
+          touches.push(touch);
           continue;
         }
         const state: unknown = JSON.parse(json);

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { Exchange } from '../lib/http-answer.js';
 import { formatSize } from '../lib/size.js';
 import { VERSION } from '../version.js';
@@ -72,38 +72,120 @@ const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEO
 
 export const USER_AGENT = `fleetwatch/${VERSION}`;
 
-/** Controllers to abort with each caller signal: one listener per signal, not one per request. */
-const linked = new WeakMap<AbortSignal, Set<AbortController>>();
+/** Aborts of the requests in flight, per caller signal: one listener per signal, not one per request. */
+const linked = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
 
 /**
- * Aborts `controller` when `signal` aborts (at once if it already has); returns the unlink. A
+ * Calls `abort` when `signal` aborts (at once if it already has); returns the unlink. A
  * long-lived signal (the daemon's shutdown) guards thousands of requests a minute: a listener
  * each would pile up on it.
  */
-function linkAbort(signal: AbortSignal, controller: AbortController): () => void {
+function linkAbort(signal: AbortSignal, abort: (reason: unknown) => void): () => void {
   if (signal.aborted) {
-    controller.abort(signal.reason);
+    abort(signal.reason);
     return () => {};
   }
-  let controllers = linked.get(signal);
-  if (!controllers) {
-    const set = new Set<AbortController>();
-    controllers = set;
+  let aborts = linked.get(signal);
+  if (!aborts) {
+    const set = new Set<(reason: unknown) => void>();
+    aborts = set;
     linked.set(signal, set);
     signal.addEventListener(
       'abort',
       () => {
-        for (const each of set) each.abort(signal.reason);
+        for (const each of set) each(signal.reason);
         set.clear();
       },
       { once: true },
     );
   }
-  controllers.add(controller);
-  const set = controllers;
+  aborts.add(abort);
+  const set = aborts;
   return () => {
-    set.delete(controller);
+    set.delete(abort);
   };
+}
+
+/**
+ * `url` as undici's dispatcher takes it: the origin (normalised by `URL`, once per distinct one)
+ * and the path with its query. Every request URL is a configured base plus encoded path
+ * parameters; one with anything `URL` would rewrite (a character it encodes, a dot segment) goes
+ * through `URL` whole.
+ */
+const origins = new Map<string, string>();
+const MAX_ORIGINS = 64;
+const PLAIN_PATH = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$/;
+
+export function splitUrl(url: string): { origin: string; path: string } {
+  const scheme = url.indexOf('://');
+  const slash = scheme < 0 ? -1 : url.indexOf('/', scheme + 3);
+  const rawOrigin = slash < 0 ? url : url.slice(0, slash);
+  const path = slash < 0 ? '/' : url.slice(slash);
+  const origin = origins.get(rawOrigin);
+  if (origin === undefined || !PLAIN_PATH.test(path) || path.includes('/.')) {
+    const parsed = new URL(url);
+    if (origins.size < MAX_ORIGINS) origins.set(rawOrigin, parsed.origin);
+    return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+  }
+  return { origin, path };
+}
+
+const BOM = 0xfeff;
+
+interface Exchanged {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/**
+ * One exchange through undici's dispatcher, the body gathered as it arrives: `Agent.request`
+ * would wrap it in a stream and an `AbortSignal` per request, a sixth of the cost of a small poll.
+ * An abort before undici has started the request (still waiting for a connection) ends the
+ * exchange at once and is applied when it starts.
+ */
+class Dispatched {
+  #controller: { abort(reason: Error): void } | undefined;
+  #reason: Error | undefined;
+  #reject: ((reason: Error) => void) | undefined;
+
+  abort(reason: unknown): void {
+    const error = reason instanceof Error ? reason : new Error(String(reason));
+    if (this.#controller) {
+      this.#controller.abort(error);
+      return;
+    }
+    this.#reason ??= error;
+    this.#reject?.(error);
+  }
+
+  run(agent: Agent, options: Dispatcher.DispatchOptions): Promise<Exchanged> {
+    return new Promise((resolve, reject) => {
+      this.#reject = reject;
+      let status = 0;
+      let headers: IncomingHttpHeaders = {};
+      const chunks: Buffer[] = [];
+      agent.dispatch(options, {
+        onRequestStart: (controller) => {
+          this.#controller = controller;
+          if (this.#reason) controller.abort(this.#reason);
+        },
+        onResponseStart: (_controller, statusCode, responseHeaders) => {
+          status = statusCode;
+          headers = responseHeaders as IncomingHttpHeaders;
+        },
+        onResponseData: (_controller, chunk) => {
+          chunks.push(chunk);
+        },
+        onResponseEnd: () => {
+          const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+          const text = bytes.toString('utf8');
+          resolve({ status, headers, body: text.charCodeAt(0) === BOM ? text.slice(1) : text });
+        },
+        onResponseError: (_controller, error) => reject(error),
+      });
+    });
+  }
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -155,25 +237,26 @@ export class HttpClient {
   }
 
   async send(request: HttpRequest): Promise<HttpResponse> {
-    const url = new URL(request.url);
+    const { origin, path } = splitUrl(request.url);
     const release = await this.#slots.acquire(request.signal);
     const started = performance.now();
     const timeoutMs = this.#limits.request_timeout;
-    // One controller for both the deadline and the caller's signal: `AbortSignal.any` would tie a
-    // new dependent signal to the caller's long-lived one on every request.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new Error('request deadline exceeded')), timeoutMs);
-    const unlink = request.signal ? linkAbort(request.signal, deadline) : undefined;
-    const signal = deadline.signal;
+    const exchange = new Dispatched();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      exchange.abort(new Error('request deadline exceeded'));
+    }, timeoutMs);
+    const unlink = request.signal ? linkAbort(request.signal, (reason) => exchange.abort(reason)) : undefined;
     const ctx: ErrorContext = {
       operation: request.operation,
       target: request.target,
       subject: request.subject,
     };
     try {
-      const response = await this.#agent.request({
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
+      const response = await exchange.run(this.#agent, {
+        origin,
+        path,
         method: request.method,
         headers: {
           'user-agent': this.#userAgent,
@@ -181,31 +264,28 @@ export class HttpClient {
           ...request.headers,
         },
         body: request.body ?? null,
-        signal,
       });
-      // Always read the body to the end so the socket is reusable.
-      const body = await response.body.text();
       const durationMs = Math.round(performance.now() - started);
-      this.#report(request, url, response.statusCode, durationMs);
-      return { status: response.statusCode, headers: response.headers, body, durationMs };
+      this.#report(request, path, response.status, durationMs);
+      return { ...response, durationMs };
     } catch (error) {
       const durationMs = Math.round(performance.now() - started);
       if (request.signal?.aborted) throw request.signal.reason;
       const code = errorCode(error);
       if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
-        this.#report(request, url, 'network', durationMs);
+        this.#report(request, path, 'network', durationMs);
         const limit = formatSize(this.#limits.max_response_size);
         throw new InvalidPayloadError(
           ctx,
           `response body larger than ${limit} (upstream.http.max_response_size)`,
         );
       }
-      if (deadline.signal.aborted || (code !== undefined && TIMEOUT_CODES.has(code))) {
-        this.#report(request, url, 'timeout', durationMs);
+      if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
+        this.#report(request, path, 'timeout', durationMs);
         const limit = code === 'UND_ERR_CONNECT_TIMEOUT' ? this.#limits.connect_timeout : timeoutMs;
         throw new UpstreamTimeoutError(ctx, limit, error);
       }
-      this.#report(request, url, 'network', durationMs);
+      this.#report(request, path, 'network', durationMs);
       throw new NetworkError(ctx, networkReason(error), error);
     } finally {
       clearTimeout(timer);
@@ -214,18 +294,21 @@ export class HttpClient {
     }
   }
 
-  #report(request: HttpRequest, url: URL, status: RequestInfo['status'], durationMs: number): void {
-    this.#logger?.debug(
-      {
-        method: request.method,
-        operation: request.operation,
-        target: request.target,
-        path: url.pathname,
-        status,
-        durationMs,
-      },
-      'upstream request',
-    );
+  #report(request: HttpRequest, path: string, status: RequestInfo['status'], durationMs: number): void {
+    // Built only when it is written: this runs for every upstream request.
+    if (this.#logger?.isLevelEnabled('debug')) {
+      this.#logger.debug(
+        {
+          method: request.method,
+          operation: request.operation,
+          target: request.target,
+          path: path.split('?')[0],
+          status,
+          durationMs,
+        },
+        'upstream request',
+      );
+    }
     try {
       this.#observer?.request({
         operation: request.operation,

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { EVENT } from '../../src/events/catalogue.js';
 import { robotConfigDetector } from '../../src/events/detectors/robot-config.js';
-import { MAX_SUMMARY } from '../../src/events/structural-diff.js';
+import { fingerprint, MAX_FINGERPRINT_ENTRIES, MAX_SUMMARY } from '../../src/events/structural-diff.js';
 import { canonicalJson, stableHash } from '../../src/lib/stable-hash.js';
 import { Script, typesOf } from './helpers.js';
 
@@ -30,6 +31,50 @@ describe('stableHash', () => {
     let deep: unknown = 0;
     for (let i = 0; i < 200_000; i += 1) deep = [deep];
     expect(() => stableHash(deep)).not.toThrow();
+  });
+});
+
+describe('fingerprint', () => {
+  /** What a fingerprint is by definition: the stable hash of the whole, a short one per entry. */
+  function byDefinition(value: unknown) {
+    const short = (item: unknown) => stableHash(item).slice(0, 16);
+    if (Array.isArray(value))
+      return {
+        hash: stableHash(value),
+        kind: 'array',
+        entries:
+          value.length > MAX_FINGERPRINT_ENTRIES
+            ? null
+            : value.map((item, index) => [`[${index}]`, short(item)]),
+      };
+    if (value !== null && typeof value === 'object') {
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record).filter((key) => record[key] !== undefined);
+      return {
+        hash: stableHash(value),
+        kind: 'object',
+        entries:
+          keys.length > MAX_FINGERPRINT_ENTRIES ? null : keys.sort().map((key) => [key, short(record[key])]),
+      };
+    }
+    return { hash: stableHash(value), kind: 'scalar', entries: null };
+  }
+
+  it('writes each entry once and still equals its definition, for any JSON document', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.dictionary(fc.string(), fc.jsonValue()), (any, record) => {
+        expect(fingerprint(any)).toEqual(byDefinition(any));
+        expect(fingerprint(record)).toEqual(byDefinition(record));
+        expect(fingerprint({ ...record, gone: undefined })).toEqual(byDefinition(record));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps only the whole hash past the entry limit', () => {
+    const many = Array.from({ length: MAX_FINGERPRINT_ENTRIES + 1 }, (_, i) => i);
+    expect(fingerprint(many)).toEqual(byDefinition(many));
+    expect(fingerprint(Object.fromEntries(many.map((i) => [`k${i}`, i])))).toMatchObject({ entries: null });
   });
 });
 

@@ -112,4 +112,39 @@ describe('ObservationPipeline.stream (group commit)', () => {
     stream.add(input('e', 5));
     expect(await stream.done()).toMatchObject({ observed: 2, failed: 1 });
   });
+
+  it('an unchanged poll clears a stored error, and writes no clearing where there is none', async () => {
+    class TouchRecordingStore extends SnapshotStore {
+      readonly touched: TouchItem[] = [];
+      override async touch(items: readonly TouchItem[]): Promise<void> {
+        this.touched.push(...items);
+        return super.touch(items);
+      }
+    }
+    const store = new TouchRecordingStore({ redis, prefix, installation: 'test' });
+    const pipeline = new ObservationPipeline({ store });
+    const spec = { poller: 'test', detector: keepValue, options: undefined };
+    const poll = (id: string, minute: number, ok: boolean) => ({
+      ref: input(id, 0).ref,
+      observation: ok
+        ? { ok: true as const, at: `2026-01-01T00:0${minute}:00.000Z`, value: 4 }
+        : {
+            ok: false as const,
+            at: `2026-01-01T00:0${minute}:00.000Z`,
+            error: { code: 'timeout', message: 'timed out' },
+          },
+    });
+    await pipeline.run(spec, [poll('clean', 0, true), poll('flaky', 0, true)]);
+    await pipeline.run(spec, [poll('flaky', 1, false)]);
+    expect((await store.read([poll('flaky', 0, true).ref]))[0]?.lastError?.code).toBe('timeout');
+
+    store.touched.length = 0;
+    await pipeline.run(spec, [poll('clean', 2, true), poll('flaky', 2, true)]);
+    const byId = new Map(store.touched.map((item) => [item.ref.id, item]));
+    expect(byId.get('clean')).not.toHaveProperty('lastError');
+    expect(byId.get('flaky')?.lastError).toBeNull();
+    const records = await store.read([poll('clean', 0, true).ref, poll('flaky', 0, true).ref]);
+    expect(records.map((record) => record.lastError)).toEqual([undefined, undefined]);
+    expect(records.map((record) => record.lastSeenAt)).toEqual(records.map(() => '2026-01-01T00:02:00.000Z'));
+  });
 });

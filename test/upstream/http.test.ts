@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
+import { splitUrl } from '../../src/upstream/http.js';
 import {
   createUpstream,
   InvalidPayloadError,
@@ -151,6 +152,30 @@ describe('time-outs and network errors', () => {
     }
   });
 
+  it('a body that keeps dripping past request_timeout times out as a whole', async () => {
+    upstream = createUpstream({
+      config: testConfig(fake.url, { http: { retries: 0, request_timeout: 300 } }),
+    });
+    let dripping = true;
+    fake.on('GET', HEALTH, async (_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write('{"status":"ok","padding":"');
+      // Each byte well inside the time-out, the whole body far beyond it.
+      while (dripping && !response.destroyed) {
+        response.write('x');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      response.end('"}');
+    });
+    try {
+      const error = await failure(upstream.robots.health('d'));
+      expect(error).toBeInstanceOf(UpstreamTimeoutError);
+      expect(error.message).toBe('no response for robot "d" within 300 ms (robot.health: timeout)');
+    } finally {
+      dripping = false;
+    }
+  });
+
   it('a refused connection → NetworkError, retried, reported to the observer', async () => {
     const seen: RequestInfo[] = [];
     const config = testConfig(fake.url, { http: { retries: 2 } });
@@ -188,6 +213,49 @@ describe('time-outs and network errors', () => {
     controller.abort(new Error('shutting down'));
     await expect(call).rejects.toThrow('shutting down');
     hold.resolve();
+    expect(fake.count('GET', HEALTH)).toBe(1);
+  });
+});
+
+describe('splitUrl', () => {
+  it('gives the origin as URL normalises it and the path with its query', () => {
+    expect(splitUrl('HTTP://Fleet.Example:80/v1/vehicles?vpn=true')).toEqual({
+      origin: 'http://fleet.example',
+      path: '/v1/vehicles?vpn=true',
+    });
+    expect(splitUrl('https://fleet.example')).toEqual({ origin: 'https://fleet.example', path: '/' });
+    expect(splitUrl('http://127.0.0.1:8080/api/platform/r%2F1/v2/health')).toEqual({
+      origin: 'http://127.0.0.1:8080',
+      path: '/api/platform/r%2F1/v2/health',
+    });
+  });
+
+  it('leaves a path with characters URL rewrites to URL', () => {
+    for (const url of ['http://h/a b', 'http://h/a/../b', 'http://h/x#frag', 'http://h/ü']) {
+      const parsed = new URL(url);
+      expect(splitUrl(url)).toEqual({ origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` });
+    }
+  });
+});
+
+describe('aborting a request that waits for a connection', () => {
+  it('ends the call at once, and the request is never sent', async () => {
+    upstream = createUpstream({
+      config: testConfig(fake.url, { http: { retries: 0, max_connections: 1 } }),
+    });
+    const hold = deferred();
+    fake.on('GET', HEALTH, async (_request, response) => {
+      await hold.promise;
+      send(response, 200, {});
+    });
+    const first = upstream.robots.health('d');
+    await fake.until(() => fake.count('GET', HEALTH) === 1);
+    const controller = new AbortController();
+    const second = upstream.robots.health('d', { signal: controller.signal });
+    controller.abort(new Error('shutting down'));
+    await expect(second).rejects.toThrow('shutting down');
+    hold.resolve();
+    await first;
     expect(fake.count('GET', HEALTH)).toBe(1);
   });
 });

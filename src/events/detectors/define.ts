@@ -126,13 +126,23 @@ export function defineDetector<State, Value, Options, Accepts = Partial<Options>
       return spec.initial();
     }
   };
+  // The same options object comes with every observation of a poll job: read once per object.
+  const readOptions = new WeakMap<object, Options>();
+  const optionsOf = (raw: unknown): Options => {
+    // Without `options` the detector takes none: Options is undefined (see OptionsSpec).
+    if (!spec.options) return undefined as Options;
+    if (!isRecord(raw)) return spec.options(raw);
+    if (readOptions.has(raw)) return readOptions.get(raw) as Options;
+    const options = spec.options(raw);
+    readOptions.set(raw, options);
+    return options;
+  };
   const detector: Detector<State, Value, Accepts> = (previous, observation: Observation<Value>, context) => {
     const state = usable(previous);
     try {
       const raw: unknown = observation;
       if (!isRecord(raw)) return { state, events: [] };
-      // Without `options` the detector takes none: Options is undefined (see OptionsSpec).
-      const options = spec.options?.(isRecord(context) ? context.options : undefined) as Options;
+      const options = optionsOf(isRecord(context) ? context.options : undefined);
       const clock = clockOf(raw, context);
       if (raw.ok === true) return spec.onValue(state, raw.value, clock, options);
       if (raw.ok === false) {

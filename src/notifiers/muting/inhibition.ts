@@ -106,6 +106,11 @@ function eventOf(record: Pick<IncidentRecord, 'type' | 'subject' | 'severity'>):
   };
 }
 
+/** The values of `rule.equal` in `labels` (an absent label counts as empty), as one key. */
+function equalKey(rule: InhibitRule, labels: Labels): string {
+  return JSON.stringify(rule.equal.map((name) => labels[name] ?? ''));
+}
+
 interface Source {
   record: IncidentRecord;
   labels: Labels;
@@ -123,6 +128,11 @@ export class Inhibition {
   readonly #tagsFor: TagsFor;
   /** Per rule (same order): the recorded incidents its source matchers match. */
   readonly #sources: Source[][];
+  /**
+   * Per rule: those incidents by the values of its `equal` labels (`equalKey`), so a check looks
+   * at the sources that can inhibit the event, not at every incident of a large fleet.
+   */
+  readonly #byEqual: Map<string, Source[]>[];
 
   constructor(rules: readonly InhibitRule[], tagsFor: TagsFor, incidents: readonly IncidentRecord[]) {
     this.rules = rules;
@@ -134,6 +144,16 @@ export class Inhibition {
     this.#sources = rules.map((rule) =>
       labelled.filter((source) => rule.source.matchesLabels(source.labels)),
     );
+    this.#byEqual = rules.map((rule, index) => {
+      const byKey = new Map<string, Source[]>();
+      for (const source of this.#sources[index] ?? []) {
+        const key = equalKey(rule, source.labels);
+        const list = byKey.get(key);
+        if (list) list.push(source);
+        else byKey.set(key, [source]);
+      }
+      return byKey;
+    });
   }
 
   /** The rules whose target matchers match the event. */
@@ -167,9 +187,10 @@ export class Inhibition {
       const more = extra
         .map((record) => ({ record, labels: labelsFor(eventOf(record), this.#tagsFor(record.subject)) }))
         .filter((source) => rule.source.matchesLabels(source.labels));
-      for (const source of [...(this.#sources[index] ?? []), ...more]) {
+      const key = equalKey(rule, target);
+      for (const source of [...(this.#byEqual[index]?.get(key) ?? []), ...more]) {
         if (!counts(source.record)) continue;
-        if (rule.equal.every((name) => (source.labels[name] ?? '') === (target[name] ?? ''))) {
+        if (equalKey(rule, source.labels) === key) {
           return {
             reason: 'inhibited',
             by: rule.name,
