@@ -23,11 +23,14 @@ export function connect(options: RedisOptions = {}): Redis {
 }
 
 /**
- * Deletes every key under `{prefix}` (and its shard tags `{prefix.<n>-<salt>}`): SCAN MATCH on every
- * master + UNLINK. Never FLUSHDB: the server is shared.
+ * Deletes every key under `{prefix}`, its shard tags `{prefix.<n>-<salt>}` and the prefixes a test
+ * derives from it (`{prefix-<name>}`): SCAN MATCH on every master + UNLINK. Never FLUSHDB: the
+ * server is shared.
  */
 export async function deletePrefixKeys(redis: RedisClient, prefix: string): Promise<number> {
-  const keys = [...(await scanKeys(redis, `{${prefix}}*`)), ...(await scanKeys(redis, `{${prefix}.*`))];
+  // Sub-prefixes a test derives from its own (`<prefix>.shard`, `<prefix>-marks`) go with it.
+  const patterns = [`{${prefix}}*`, `{${prefix}.*`, `{${prefix}-*`];
+  const keys = (await Promise.all(patterns.map((pattern) => scanKeys(redis, pattern)))).flat();
   let deleted = 0;
   // A Cluster refuses one UNLINK of keys in several slots: one key a command there.
   const batch = isCluster(redis) ? 1 : 1_000;
