@@ -8,10 +8,10 @@ import type { SizeSpec } from './measure.js';
 
 /**
  * `cycles` are the measured cycles after the baseline one. 100k runs two 60 s cycles: with the
- * simulator's start and the references (about a minute), waiting for a tick, the baseline cycle
- * and the deliveries after the window it takes about 8 minutes, and about 13 if every wait runs to
- * its time-out (baseline 3 cycles + 1 minute, its deliveries 2 minutes, the measured changes'
- * 2 cycles + 10 s): inside the 15 minutes one size may take. BENCHMARKS.md has the breakdown.
+ * simulator's start and the references (about 1.5 minutes), waiting for a tick, the baseline cycle
+ * and the deliveries after the window it takes about 8 minutes, and under 10 if every wait runs to
+ * its time-out (baseline 2 cycles + 1 minute, its deliveries 1 cycle, the measured changes' 1 cycle
+ * + 10 s): inside the 15 minutes one size may take. BENCHMARKS.md has the breakdown.
  */
 export const SIZES: Readonly<Record<string, SizeSpec>> = {
   '1k': { label: '1k', vehicles: 500, robots: 500, intervalMs: 5_000, cycles: 4 },
