@@ -10,6 +10,7 @@ import {
 } from '../lib/redis-connection.js';
 import { type ShardKeys, type StoreKeys, storeKeys } from './keys.js';
 import { compareLogIds, endBefore, readAfter, startAfter, toLogId } from './log-ids.js';
+import { mergeByLogId, type ShardEntry } from './log-merge.js';
 import {
   fieldsToRecord,
   firstStreamEntries,
@@ -26,8 +27,8 @@ import {
  * With N shards each shard has its own stream (`{s}:events`, the cap split over them) and readers
  * merge them by time (to the millisecond: entries of one millisecond in different shards come in
  * shard order); an entry is then named by its merged id (log-ids.ts). A live tail follows
- * every shard on a connection of its own and passes entries on as they come: one subject's events
- * keep their order (they share a shard), entries of different shards may arrive out of time order.
+ * every shard on a connection of its own and passes entries on in merged-id order, each held until
+ * no shard can still bring an earlier one, for at most `holdMs` (log-merge.ts).
  */
 
 export const DEFAULT_EVENT_LOG_CAP = 100_000;
@@ -69,6 +70,8 @@ export interface TailOptions extends EventFilter {
   signal?: AbortSignal;
   /** XREAD BLOCK time per round; default 5 s. */
   blockMs?: number;
+  /** With several shards: how long an entry waits for earlier ones of other shards (log-merge.ts); default 1 s. */
+  holdMs?: number;
 }
 
 /** An async iterator over new log entries, with its own Redis connection. */
@@ -300,30 +303,19 @@ export class EventLog {
     );
     ready.catch(() => {});
 
+    const holdMs = options.holdMs;
     async function* merged(): AsyncGenerator<EventLogEntry, void, undefined> {
-      const iterators = followers.map((follower) => follower.entries);
       try {
         if (shards === 1) {
-          yield* iterators[0] as AsyncGenerator<EventLogEntry, void, undefined>;
+          for await (const { value } of followers[0]!.entries) if (value) yield value;
           return;
         }
-        // Whichever shard has an entry first passes it on.
-        const next = (i: number) =>
-          (iterators[i] as AsyncGenerator<EventLogEntry>).next().then((result) => ({ i, result }));
-        const pending = new Map(iterators.map((_, i) => [i, next(i)] as const));
-        while (pending.size > 0) {
-          const { i, result } = await Promise.race(pending.values());
-          if (result.done) {
-            pending.delete(i);
-            continue;
-          }
-          pending.set(i, next(i));
-          yield result.value;
-        }
+        // In merged-id order, each entry held until no shard can bring an earlier one (log-merge.ts).
+        yield* mergeByLogId(followers, holdMs === undefined ? {} : { holdMs });
       } finally {
         options.signal?.removeEventListener('abort', abort);
         controller.abort();
-        await Promise.all(iterators.map((iterator) => iterator.return(undefined)));
+        await Promise.all(followers.map((follower) => follower.entries.return(undefined)));
         await closeQuietly(followers.map((follower) => follower.connection));
       }
     }
@@ -348,7 +340,8 @@ export class EventLog {
   ): {
     connection: RedisClient;
     ready: Promise<string>;
-    entries: AsyncGenerator<EventLogEntry, void, undefined>;
+    entries: AsyncGenerator<ShardEntry<EventLogEntry>, void, undefined>;
+    behind(): boolean;
   } {
     const shards = this.keys.shards;
     const key = shard.events;
@@ -372,7 +365,8 @@ export class EventLog {
     start.catch(() => {});
     const decode = (entry: RawStreamEntry) => this.#decode(entry, matches, shard);
 
-    async function* entries(): AsyncGenerator<EventLogEntry, void, undefined> {
+    let failing = false;
+    async function* entries(): AsyncGenerator<ShardEntry<EventLogEntry>, void, undefined> {
       try {
         let lastId: string;
         try {
@@ -396,9 +390,11 @@ export class EventLog {
             )) as RawStreamsReply;
             read = firstStreamEntries(reply);
             failures = 0;
+            failing = false;
           } catch (error) {
             if (signal.aborted) return;
             failures += 1;
+            failing = true;
             logger?.warn({ err: (error as Error).message, failures }, 'event log tail read failed; retrying');
             await delay(retryDelay(failures), undefined, { signal }).catch(() => {});
             await waitForReady(connection, { signal }).catch(() => {});
@@ -407,7 +403,7 @@ export class EventLog {
           for (const entry of read) {
             lastId = entry[0];
             const decoded = decode(entry);
-            if (decoded) yield decoded;
+            yield { id: decoded?.streamId ?? toLogId(entry[0], shard.shard, shards), value: decoded };
           }
         }
       } finally {
@@ -415,6 +411,11 @@ export class EventLog {
       }
     }
 
-    return { connection, ready: start.then(([, merged]) => merged), entries: entries() };
+    return {
+      connection,
+      ready: start.then(([, merged]) => merged),
+      entries: entries(),
+      behind: () => failing || connection.status !== 'ready',
+    };
   }
 }

@@ -174,6 +174,30 @@ describe.each([1, 4])('EventLog with %i shard(s)', (shards) => {
     });
   });
 
+  it.skipIf(shards === 1)(
+    "follows every shard in merged-id order, an entry waiting for another shard's earlier one",
+    async () => {
+      const { log } = setup(shards);
+      const tail = log.tail({ blockMs: 500, holdMs: 60_000 });
+      await tail.ready;
+      const ms = Date.now() + 60_000;
+      const entry = (id: string) => ['type', 'x.test', 'subject', 'x/1', 'event', JSON.stringify({ id })];
+      // The last shard logs first, the first shard an entry stamped before it a moment later.
+      const [first, last] = [log.keys.allShards[0]!, log.keys.allShards.at(-1)!];
+      await redis.xadd(last.events, `${ms}-0`, ...entry('later'));
+      const next = tail.next();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await redis.xadd(first.events, `${ms - 5}-0`, ...entry('earlier'));
+      // Each goes once every other shard has logged past it (after the hold otherwise).
+      for (const shard of log.keys.allShards.slice(0, -1)) {
+        await redis.xadd(shard.events, `${ms + 5}-0`, ...entry(`past-${shard.shard}`));
+      }
+      expect((await next).value?.event.id).toBe('earlier');
+      expect((await tail.next()).value?.event.id).toBe('later');
+      await tail.close();
+    },
+  );
+
   it.skipIf(shards === 1)('names entries by merged ids that page without loss or repeat', async () => {
     const { log, emit } = setup(shards);
     // Several subjects per commit round, so that shards get entries in the same millisecond.
