@@ -23,7 +23,7 @@ export { assertPrefix, hashTag };
  * {s}:index:<kind>                     zset    known entity ids, score = first seen (epoch ms)
  * {p}:upstream:window:<name>:<n>       hash    request counts of upstream <name> in window n (expires)
  * {s}:store:marker                     hash    the store marker (a copy per shard): epoch, createdAt, replaced (store-marker.ts)
- * {p}:store:marker                     hash    the control marker: the same, and the shard count
+ * {p}:store:marker                     hash    the control marker: the same, the shard count, laidOut
  * {p}:health                           string  the Redis health check's write (lib/redis-health.ts, PX 60 s)
  * {s}:incident:<id>                    hash    one incident, open or recently closed (incidents.ts)
  * {s}:incidents:open                   hash    `<subject>#<key>` → id of the open incident

@@ -87,8 +87,25 @@ const ESTABLISH_SCRIPT: LuaScript = {
   lua: `
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'createdAt', ARGV[2], 'replaced', '', 'shards', ARGV[3])
+  if tonumber(ARGV[3]) > 1 then redis.call('HSET', KEYS[1], 'laidOut', '0') end
 end
-return redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced')
+return redis.call('HMGET', KEYS[1], 'epoch', 'createdAt', 'replaced', 'laidOut')
+`,
+};
+
+/**
+ * With shards: records on the control marker (KEYS[1]) that every shard has its copy, unless the
+ * marker was replaced meanwhile. ARGV: the epoch whose copies were written.
+ */
+const LAID_OUT_SCRIPT: LuaScript = {
+  name: 'fleetwatchMarkerLaidOut',
+  numberOfKeys: 1,
+  lua: `
+if redis.call('HGET', KEYS[1], 'epoch') == ARGV[1] then
+  redis.call('HSET', KEYS[1], 'laidOut', '1')
+  return 1
+end
+return 0
 `,
 };
 
@@ -231,9 +248,6 @@ return {1, carried}
 `,
 };
 
-/** How long after a store's marker was created its shards' copies may still be missing (see `establish`). */
-const LAYOUT_GRACE_MS = 60_000;
-
 /** The subject id of `monitor.store.reset`: `store/redis`. */
 export const STORE_SUBJECT_ID = 'redis';
 
@@ -298,29 +312,25 @@ export class StoreMarker {
   }
 
   /**
-   * The marker, written first (`replaced` empty) when there is none. With shards, a control marker
-   * written now is copied to every shard; one that was there already is not, so that a shard whose
-   * copy is gone counts as lost (the guard's first commit there is refused and claims it).
+   * The marker, written first (`replaced` empty) when there is none. With shards, a new control
+   * marker says `laidOut: 0` until its copies are on every shard: whoever starts while it says so
+   * (the replica that wrote it, or one starting at the same moment, or after that one died) writes
+   * the missing copies (the same marker, so idempotent) and then sets it. Once a store is laid out,
+   * a missing copy is a shard's lost data: it is not written here, so the guard's first commit
+   * there is refused and claims the loss. A marker without the field predates it and is laid out.
    */
   async establish(now: number): Promise<Marker> {
-    const createdNow = new Date(now).toISOString();
-    const [epoch, createdAt, replaced] = (await runScript(
+    const [epoch, createdAt, replaced, laidOut] = (await runScript(
       this.#redis,
       ESTABLISH_SCRIPT,
       [this.keys.controlMarker],
-      [newEpoch(), createdNow, this.keys.shards],
+      [newEpoch(), new Date(now).toISOString(), this.keys.shards],
     )) as Array<string | null>;
     const marker = markerOf(epoch ?? null, createdAt ?? null, replaced ?? null);
     if (!marker) throw new Error('the store marker could not be read back');
-    // A store laid out moments ago may still be getting its copies from the replica that created
-    // it: replicas starting with it fill the missing ones too (the same marker, so idempotent),
-    // instead of taking them for a shard's lost data.
-    if (this.keys.shards > 1) {
-      const age = now - Date.parse(marker.createdAt);
-      await this.#copies(
-        marker,
-        marker.replaced === '' && (marker.createdAt === createdNow || age < LAYOUT_GRACE_MS),
-      );
+    if (this.keys.shards > 1 && laidOut === '0') {
+      await this.#copies(marker, true);
+      await runScript(this.#redis, LAID_OUT_SCRIPT, [this.keys.controlMarker], [marker.epoch]);
     }
     return marker;
   }
