@@ -290,8 +290,11 @@ export function describeHog(results: readonly SizeResult[]): string | undefined 
 /** Each size measured in both modes, the two side by side (empty when no size was). */
 function pairRows(results: readonly SizeResult[]): string[] {
   const rows: string[] = [];
+  const redisOf = (r: SizeResult): string => r.redis.kind ?? 'single';
   for (const quiet of results.filter((r) => modeOf(r) === 'quiet')) {
-    const contended = results.find((r) => modeOf(r) === 'contended' && r.spec.label === quiet.spec.label);
+    const contended = results.find(
+      (r) => modeOf(r) === 'contended' && r.spec.label === quiet.spec.label && redisOf(r) === redisOf(quiet),
+    );
     if (!contended) continue;
     const pair = (value: (r: SizeResult) => string): string => `${value(quiet)} / ${value(contended)}`;
     const undici = (r: SizeResult): number => r.undici.cpuMicros / r.undici.requests;

@@ -150,6 +150,21 @@ describe('the benchmark report', () => {
     expect(renderBlock([clustered], machine)).not.toContain('### Redis Cluster');
   });
 
+  it('sets a quiet run beside the contended run of the same size on the same Redis only', () => {
+    const single = result('10k', 'quiet', { cpuPerPoll: 150, p99: 40 });
+    const clustered = {
+      ...result('10k', 'quiet', { cpuPerPoll: 300, p99: 60 }),
+      redis: { cpuMicros: 1, cpuPerPoll: 30, kind: 'cluster' as const, masters: [{ cpuPerPoll: 30 }] },
+    };
+    const contended = result('10k', 'contended', { cpuPerPoll: 190, p99: 80 });
+    const pairs = renderBlock([single, clustered, contended], machine)
+      .split('### Quiet / contended')[1]!
+      .split('###')[0]!
+      .split('\n')
+      .filter((line) => line.startsWith('| 10k'));
+    expect(pairs).toEqual([expect.stringContaining('| 10k | 150 µs / 190 µs |')]);
+  });
+
   it('marks each result with its mode and puts a size’s quiet and contended results side by side', () => {
     const block = renderBlock(
       [
