@@ -55,6 +55,23 @@ export class DegradedUpstreams {
    * both are fine). A failed read keeps the last answer and is tried again after `ttlMs`.
    */
   async of(kind: EntityKind): Promise<UpstreamName[]> {
+    return this.known(kind) ?? (await this.#read(kind));
+  }
+
+  /**
+   * The answer of `of` when it needs no read (the last one is fresh and none is under way), else
+   * undefined: what a poll job asks before each entity costs no promise then.
+   */
+  known(kind: EntityKind): UpstreamName[] | undefined {
+    if (this.#reading || this.#now() - this.#readAt >= this.#ttlMs) return undefined;
+    return this.#answer(kind);
+  }
+
+  #answer(kind: EntityKind): UpstreamName[] {
+    return (['token', upstreamOfKind(kind)] as const).filter((name) => this.#degraded.has(name));
+  }
+
+  async #read(kind: EntityKind): Promise<UpstreamName[]> {
     if (!this.#reading && this.#now() - this.#readAt >= this.#ttlMs) {
       this.#reading = this.#refresh().finally(() => {
         this.#reading = undefined;
@@ -62,7 +79,7 @@ export class DegradedUpstreams {
     }
     // A reading under way is waited for: a job must not take the old answer while it is renewed.
     if (this.#reading) await this.#reading;
-    return (['token', upstreamOfKind(kind)] as const).filter((name) => this.#degraded.has(name));
+    return this.#answer(kind);
   }
 
   async #refresh(): Promise<void> {

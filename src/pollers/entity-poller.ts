@@ -88,7 +88,8 @@ export function defineEntityPoller<
       try {
         await mapLimit(targets, ctx.fetchConcurrency, async (target, position) => {
           // The upstream turned degraded meanwhile: the rest of this job waits for its recovery.
-          if (await ctx.heldBack(position)) return;
+          const held = ctx.heldBack(position);
+          if (held === true || (held !== false && (await held))) return;
           const observation = await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal));
           const stillListedAt = membership.has(target.ref.id) ? membership.listedAt : Number.NaN;
           stream.add({

@@ -64,9 +64,10 @@ export interface PollContext {
   /**
    * Whether to leave out the job's entity at `position` (0-based, in polling order): the upstream
    * it reads from became degraded while the job ran, and the entity is not in the sample polled
-   * meanwhile (see degraded-upstreams.ts). Read at most once a second.
+   * meanwhile (see degraded-upstreams.ts). Read at most once a second: the answer comes at once
+   * (no promise) while the last reading is fresh.
    */
-  heldBack(position: number): Promise<boolean>;
+  heldBack(position: number): boolean | Promise<boolean>;
   /** Counts entities the poller left out because they are not due yet. */
   notDue(count: number): void;
   /**

@@ -269,11 +269,20 @@ export class PollRunner {
    * How many entities of a tick to poll while the upstream `kind` is read from (or the token
    * issuer) is degraded; undefined when it is not, or when `pollers.upstream.degraded_sample` is 0.
    */
-  async #sampleWhileDegraded(kind: EntityKind): Promise<number | undefined> {
+  /** `#sampleWhileDegraded` when it needs no read; 'unknown' when it does. */
+  #knownSample(kind: EntityKind): number | undefined | 'unknown' {
     const sample = this.config.pollers.upstream.degraded_sample;
     if (!this.config.pollers.upstream.enabled || sample === 0) return undefined;
-    const degraded = await this.#degraded.of(kind);
+    const degraded = this.#degraded.known(kind);
+    if (degraded === undefined) return 'unknown';
     return degraded.length > 0 ? sample : undefined;
+  }
+
+  async #sampleWhileDegraded(kind: EntityKind): Promise<number | undefined> {
+    const known = this.#knownSample(kind);
+    if (known !== 'unknown') return known;
+    const degraded = await this.#degraded.of(kind);
+    return degraded.length > 0 ? this.config.pollers.upstream.degraded_sample : undefined;
   }
 
   #finished(outcome: PollOutcome, started: number): void {
@@ -318,10 +327,13 @@ export class PollRunner {
           done: async () => countInto(outcome, await stream.done()),
         };
       },
-      heldBack: async (position) => {
+      heldBack: (position) => {
         const kind = this.#pollers[job.poller]?.targets;
-        const sample = kind ? await this.#sampleWhileDegraded(kind) : undefined;
-        return sample !== undefined && (job.shard > 0 || position >= sample);
+        if (!kind) return false;
+        const held = (sample: number | undefined) =>
+          sample !== undefined && (job.shard > 0 || position >= sample);
+        const known = this.#knownSample(kind);
+        return known === 'unknown' ? this.#sampleWhileDegraded(kind).then(held) : held(known);
       },
       notDue: (count) => {
         outcome.notDue += count;
