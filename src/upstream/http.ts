@@ -140,8 +140,8 @@ interface Exchanged {
 
 /**
  * One exchange through undici's dispatcher, the body gathered as it arrives: `Agent.request`
- * would wrap it in a stream and an `AbortSignal` per request (about 13 µs a request more, measured
- * on loopback: most of what fleetwatch adds to a bare request loop on the HTTP side).
+ * would wrap it in a stream and an `AbortSignal` per request (about 13 µs a request more in a
+ * loopback micro-benchmark).
  * An abort before undici has started the request (still waiting for a connection) ends the
  * exchange at once and is applied when it starts.
  */
