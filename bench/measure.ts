@@ -67,6 +67,12 @@ export interface SizeResult {
     changeToWebhook: Percentiles;
   };
   cycles: { overruns: number; leaseHeld: number; staleTicks: number; withinInterval: boolean };
+  /**
+   * fleetwatch's garbage collection over the window (its `nodejs_gc_duration_seconds`): the pause
+   * time per poll, and how many scavenges (minor collections) a thousand polls cost. Results
+   * written before it was measured have none.
+   */
+  gc?: { microsPerPoll: number; scavengesPerThousandPolls: number };
   events: number;
   deliveries: number;
   undici: UndiciResult;
@@ -364,6 +370,13 @@ export async function measureSize(
     const overruns = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_cycle_overrun_total');
     const leaseHeld = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="lease_held"');
     const staleTicks = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="skipped"');
+    const gcSeconds = delta(metricsBefore, metricsAfter, 'fleetwatch_nodejs_gc_duration_seconds_sum');
+    const scavenges = delta(
+      metricsBefore,
+      metricsAfter,
+      'fleetwatch_nodejs_gc_duration_seconds_count',
+      'kind="minor"',
+    );
     const events = sumOf(metricsAfter, 'fleetwatch_events_total');
 
     let outage: OutageResult | undefined;
@@ -431,6 +444,7 @@ export async function measureSize(
         staleTicks,
         withinInterval: overruns === 0 && leaseHeld === 0 && staleTicks === 0,
       },
+      gc: { microsPerPoll: (gcSeconds * 1e6) / polls, scavengesPerThousandPolls: (scavenges * 1000) / polls },
       events,
       deliveries: sink.deliveries,
       undici,

@@ -341,6 +341,33 @@ function clusterRows(
   return lines;
 }
 
+/** fleetwatch's garbage collection per poll, for the results that measured it. */
+function gcRows(
+  results: readonly SizeResult[],
+  sizeCell: (r: SizeResult) => string,
+  sizeHead: string,
+  sizeRule: string,
+): string[] {
+  const measured = results.filter((r) => r.gc !== undefined);
+  if (measured.length === 0) return [];
+  const lines = [
+    '',
+    '### Garbage collection',
+    '',
+    'fleetwatch’s collector pauses over the measured cycles (`nodejs_gc_duration_seconds`): what the allocation per poll costs.',
+    '',
+    `| ${sizeHead} | GC pause per poll | share of CPU per poll | scavenges per 1,000 polls |`,
+    `|${sizeRule}|---|---|---|`,
+  ];
+  for (const r of measured) {
+    const gc = r.gc!;
+    lines.push(
+      `| ${sizeCell(r)} | ${us(gc.microsPerPoll)} | ${Math.round((gc.microsPerPoll / r.fleetwatch.cpuPerPoll) * 100)} % | ${gc.scavengesPerThousandPolls.toFixed(1)} |`,
+    );
+  }
+  return lines;
+}
+
 /** When each API was judged degraded, from the faults on. */
 function judged(outage: NonNullable<SizeResult['outage']>): string {
   return (['fleet', 'robots'] as const)
@@ -426,6 +453,7 @@ export function renderBlock(results: readonly StoredResult[], machine: Machine, 
   }
   lines.push(...pairRows(results));
   lines.push(...clusterRows(results, sizeCell, sizeHead, sizeRule));
+  lines.push(...gcRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
   lines.push('', '### Targets', '', ...targetRows(results, machine, idle), BLOCK_END);
   return lines.join('\n');

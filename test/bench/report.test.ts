@@ -150,6 +150,19 @@ describe('the benchmark report', () => {
     expect(renderBlock([clustered], machine)).not.toContain('### Redis Cluster');
   });
 
+  it('shows garbage collection per poll for the results that measured it, and leaves the section out otherwise', () => {
+    const measured = {
+      ...result('10k', 'quiet', { cpuPerPoll: 200, p99: 40 }),
+      gc: { microsPerPoll: 14, scavengesPerThousandPolls: 2.5 },
+    };
+    const older = result('1k', 'quiet', { cpuPerPoll: 250, p99: 30 });
+    const block = renderBlock([older, measured], machine);
+    expect(block).toContain('### Garbage collection');
+    expect(block).toContain('| 10k | 14 µs | 7 % | 2.5 |');
+    expect(block).not.toContain('| 1k | n/a');
+    expect(renderBlock([older], machine)).not.toContain('### Garbage collection');
+  });
+
   it('sets a quiet run beside the contended run of the same size on the same Redis only', () => {
     const single = result('10k', 'quiet', { cpuPerPoll: 150, p99: 40 });
     const clustered = {
