@@ -184,19 +184,20 @@ export class Inhibition {
     };
     for (const [index, rule] of this.rules.entries()) {
       if (!rule.target.matches(event, tags)) continue;
+      const key = equalKey(rule, target);
+      // The recorded sources come indexed by that key; the extra ones are few and checked here.
       const more = extra
         .map((record) => ({ record, labels: labelsFor(eventOf(record), this.#tagsFor(record.subject)) }))
-        .filter((source) => rule.source.matchesLabels(source.labels));
-      const key = equalKey(rule, target);
+        .filter(
+          (source) => rule.source.matchesLabels(source.labels) && equalKey(rule, source.labels) === key,
+        );
       for (const source of [...(this.#byEqual[index]?.get(key) ?? []), ...more]) {
         if (!counts(source.record)) continue;
-        if (equalKey(rule, source.labels) === key) {
-          return {
-            reason: 'inhibited',
-            by: rule.name,
-            source: { type: source.record.type, subject: source.record.subject },
-          };
-        }
+        return {
+          reason: 'inhibited',
+          by: rule.name,
+          source: { type: source.record.type, subject: source.record.subject },
+        };
       }
     }
     return undefined;
