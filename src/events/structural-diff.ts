@@ -33,7 +33,12 @@ function pathOf(key: string): string {
   return key.length > MAX_PATH ? `${key.slice(0, MAX_PATH - 1)}…` : key;
 }
 
-export function fingerprint(value: unknown): Fingerprint {
+/**
+ * The fingerprint of `value`. Given the fingerprint of an earlier observation (`previous`), an
+ * unchanged document takes its entries from it: the whole document's hash is all that is computed,
+ * not one hash per entry (the common case: a robot's configuration rarely changes).
+ */
+export function fingerprint(value: unknown, previous?: Fingerprint | null): Fingerprint {
   // toJSON-bearing objects hash as what they serialize to; treat them as a whole.
   const whole =
     value === null ||
@@ -47,11 +52,14 @@ export function fingerprint(value: unknown): Fingerprint {
   const texts = size > MAX_FINGERPRINT_ENTRIES ? undefined : canonicalEntries(document);
   if (!texts || texts.entries.length > MAX_FINGERPRINT_ENTRIES)
     return { hash: stableHash(value), kind, entries: null };
+  const hash = hashText(texts.whole);
+  if (previous?.hash === hash && previous.kind === kind && previous.entries !== null)
+    return { hash, kind, entries: previous.entries };
   const entries = texts.entries.map(([key, text]): [string, string] => [
     kind === 'array' ? `[${key}]` : key,
     hashText(text).slice(0, 16),
   ]);
-  return { hash: hashText(texts.whole), kind, entries };
+  return { hash, kind, entries };
 }
 
 function capped(list: string[]): { list: string[]; cut: boolean } {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * A hash of a JSON value that does not depend on key order: sha256 (hex) of its canonical JSON
@@ -12,7 +12,8 @@ export function stableHash(value: unknown): string {
 
 /** sha256 (hex) of a canonical JSON text: `stableHash` of a value whose text is already written. */
 export function hashText(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  // The one-shot form: no Hash object per call (most texts hashed here are short).
+  return hash('sha256', text, 'hex');
 }
 
 /** The canonical JSON text `stableHash` hashes. */

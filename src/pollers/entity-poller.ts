@@ -65,6 +65,18 @@ export function defineEntityPoller<
   definition: EntityPollerDefinition<Name, Kind, Facet, Settings, State, Value, Options>,
 ): Poller<Name, Settings, { kind: Kind; facet: Facet }> {
   const { name, kind, facet } = definition;
+  /** The shard's entities to poll now, with their stored records (one round trip), and the membership. */
+  const due = async (ctx: PollContext, ids: readonly string[]) => {
+    const refs: SnapshotRef[] = ids.map((id) => ({ kind, id, facet }));
+    const [membership, records] = await Promise.all([ctx.membership(kind), ctx.store.read(refs)]);
+    const all: EntityTarget[] = refs.map((ref, i) => ({ ref, record: records[i]! }));
+    // The runner hands each poller its own section, parsed by this very schema.
+    const settings = ctx.settings as z.output<Settings>;
+    const selected = definition.select ? definition.select(ctx, all, settings) : all;
+    ctx.notDue(all.length - selected.length);
+    const targets: Array<EntityTarget | undefined> = selected;
+    return { membership, targets };
+  };
   return definePoller({
     name,
     settings: definition.settings,
@@ -72,13 +84,7 @@ export function defineEntityPoller<
     writes: { kind, facet },
     async poll(ctx, ids) {
       if (!ids || ids.length === 0) return;
-      const refs: SnapshotRef[] = ids.map((id) => ({ kind, id, facet }));
-      const [membership, records] = await Promise.all([ctx.membership(kind), ctx.store.read(refs)]);
-      const all: EntityTarget[] = refs.map((ref, i) => ({ ref, record: records[i]! }));
-      // The runner hands each poller its own section, parsed by this very schema.
-      const settings = ctx.settings as z.output<Settings>;
-      const targets = definition.select ? definition.select(ctx, all, settings) : all;
-      ctx.notDue(all.length - targets.length);
+      const { membership, targets } = await due(ctx, ids);
       const stream = ctx.commitStream({
         poller: name,
         detector: definition.detector,
@@ -87,6 +93,10 @@ export function defineEntityPoller<
       });
       try {
         await mapLimit(targets, ctx.fetchConcurrency, async (target, position) => {
+          // Each target is let go once taken: a job holds the records (with their states) it has
+          // yet to poll, not all of them until its last read is back.
+          targets[position] = undefined;
+          if (!target) return;
           // The upstream turned degraded meanwhile: the rest of this job waits for its recovery.
           const held = ctx.heldBack(position);
           if (held === true || (held !== false && (await held))) return;

@@ -161,7 +161,10 @@ export class ObservationPipeline {
    */
   stream<State, Value, Options>(spec: PipelineSpec<State, Value, Options>): PipelineStream<Value> {
     const result = emptyPipelineResult();
-    const all: ObservationInput<Value>[] = [];
+    // Only what `done` reports is kept: a shard's observations (their values, the records read
+    // for them) are let go as soon as they are committed, not held until the shard ends.
+    let observed = 0;
+    const failed: Array<Pick<ObservationInput<Value>, 'ref' | 'observation'>> = [];
     let queued: ObservationInput<Value>[] = [];
     let touches: TouchItem[] = [];
     let running: Promise<void> | undefined;
@@ -191,7 +194,8 @@ export class ObservationPipeline {
     };
     return {
       add: (input) => {
-        all.push(input);
+        observed += 1;
+        if (!input.observation.ok) failed.push({ ref: input.ref, observation: input.observation });
         queued.push(input);
         start();
       },
@@ -205,9 +209,9 @@ export class ObservationPipeline {
         } catch (error) {
           failure ??= error;
         }
-        result.observed = all.length;
-        result.failed = all.filter((input) => !input.observation.ok).length;
-        this.#reportErrors(spec, all);
+        result.observed = observed;
+        result.failed = failed.length;
+        this.#reportErrors(spec, failed, observed);
         if (failure !== undefined) throw failure;
         return result;
       },
@@ -225,8 +229,9 @@ export class ObservationPipeline {
     for (const input of inputs) unique.set(this.#store.keyOf(input.ref), input);
     const list = [...unique.values()];
     result.observed = list.length;
-    this.#reportErrors(spec, list);
-    result.failed = list.filter((input) => !input.observation.ok).length;
+    const failed = list.filter((input) => !input.observation.ok);
+    this.#reportErrors(spec, failed, list.length);
+    result.failed = failed.length;
     await this.#commitInputs(spec, list, result);
     return result;
   }
@@ -333,9 +338,11 @@ export class ObservationPipeline {
     }
   }
 
+  /** `inputs`: the failed observations (any others are skipped) of `of` in all. */
   #reportErrors<Value>(
     { poller, quiet }: Pick<PipelineSpec<unknown, Value, unknown>, 'poller' | 'quiet'>,
-    inputs: ReadonlyArray<ObservationInput<Value>>,
+    inputs: ReadonlyArray<Pick<ObservationInput<Value>, 'ref' | 'observation'>>,
+    of: number,
   ): void {
     const byCode: Record<string, number> = {};
     let failed = 0;
@@ -358,7 +365,7 @@ export class ObservationPipeline {
     }
     if (failed > 0 && !quiet) {
       this.#logger?.warn(
-        { poller, failed, of: inputs.length, codes: byCode, example },
+        { poller, failed, of, codes: byCode, example },
         'observations failed (not state changes)',
       );
     }

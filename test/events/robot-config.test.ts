@@ -71,6 +71,21 @@ describe('fingerprint', () => {
     );
   });
 
+  it('takes the entries of an earlier fingerprint only for the same document', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (before, after) => {
+        const earlier = fingerprint(before);
+        expect(fingerprint(after, earlier)).toEqual(byDefinition(after));
+        // Read back from a stored state: an equal copy, not the same object.
+        expect(fingerprint(before, structuredClone(earlier))).toEqual(byDefinition(before));
+      }),
+      { numRuns: 300 },
+    );
+    // The same document: its entries are the earlier ones, not hashed again.
+    const earlier = fingerprint({ a: 1, b: [2] });
+    expect(fingerprint({ b: [2], a: 1 }, earlier).entries).toBe(earlier.entries);
+  });
+
   it('keeps only the whole hash past the entry limit', () => {
     const many = Array.from({ length: MAX_FINGERPRINT_ENTRIES + 1 }, (_, i) => i);
     expect(fingerprint(many)).toEqual(byDefinition(many));

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventDraft } from '../../src/events/types.js';
 import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import type { ShardKeys } from '../../src/store/keys.js';
-import { eventId, type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
+import { eventId, SCRIPT_BATCH, type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
 
 function vehicle(id: string, facet = 'power'): SnapshotRef {
@@ -418,6 +418,53 @@ describe.each([1, 4])('SnapshotStore with %i shard(s)', (shards) => {
         lastPolledAt: '2026-03-01T10:01:00.000Z',
       });
       await expect(store.touch([{ ref, polledAt: 'later' }])).rejects.toThrow(/polledAt/);
+    });
+
+    it('reads and touches more snapshots than one script call takes, each in its place', async () => {
+      const count = SCRIPT_BATCH * 2 + 7;
+      const refs = Array.from({ length: count }, (_, n) => vehicle(`V-many-${n}`));
+      const stored = refs.filter((_, n) => n % 3 === 0);
+      const error = { code: 'timeout', message: 'no answer' };
+      await store.commitMany(
+        stored.map((ref) => ({
+          ref,
+          expectedVersion: 0,
+          next: { state: { id: ref.id }, observedAt: '2026-03-01T10:00:00.000Z', lastError: error },
+          drafts: [],
+        })),
+      );
+      const records = await store.read(refs);
+      expect(records).toHaveLength(count);
+      records.forEach((record, n) => {
+        if (n % 3 === 0)
+          expect(record).toMatchObject({ version: 1, state: { id: `V-many-${n}` }, lastError: error });
+        else expect(record).toEqual({ version: 0, state: undefined });
+      });
+      const headers = await store.readHeaders(stored);
+      expect(headers.map((record) => [record.version, record.state, record.observedAt])).toEqual(
+        stored.map(() => [1, undefined, '2026-03-01T10:00:00.000Z']),
+      );
+
+      // Every other one clears its error, the rest leave it; only some are seen.
+      await store.touch(
+        stored.map((ref, n) => ({
+          ref,
+          polledAt: '2026-03-01T10:00:30.000Z',
+          ...(n % 2 === 0 ? { lastSeenAt: '2026-03-01T10:00:30.000Z', lastError: null } : {}),
+        })),
+      );
+      const touched = await store.read(stored);
+      touched.forEach((record, n) => {
+        expect(record.version).toBe(1);
+        expect(record.lastPolledAt).toBe('2026-03-01T10:00:30.000Z');
+        if (n % 2 === 0) {
+          expect(record.lastError).toBeUndefined();
+          expect(record.lastSeenAt).toBe('2026-03-01T10:00:30.000Z');
+        } else {
+          expect(record.lastError).toEqual(error);
+          expect(record.lastSeenAt).toBeUndefined();
+        }
+      });
     });
 
     it('rejects malformed input before touching Redis', async () => {

@@ -83,8 +83,8 @@ export const robotConfigDetector = defineDetector<RobotConfigState, RobotConfigV
     for (const part of CONFIG_PARTS) {
       const document = Object.hasOwn(value, part) ? value[part] : undefined;
       if (document === undefined) continue;
-      const current = fingerprint(document);
       const previous = parts[part];
+      const current = fingerprint(document, previous);
       parts[part] = { ...current, name: nameOf(document) };
       if (previous === null || previous.hash === current.hash) continue;
       const diff = diffFingerprints(previous, current);
