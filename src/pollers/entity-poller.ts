@@ -103,7 +103,8 @@ export function defineEntityPoller<
           const observation = await ctx.observe((signal) => definition.read(ctx, target.ref.id, signal));
           const stillListedAt = membership.has(target.ref.id) ? membership.listedAt : Number.NaN;
           stream.add({
-            ...target,
+            ref: target.ref,
+            record: target.record,
             observation,
             recordOnly: unconfirmedNotFound(observation, target.record, stillListedAt),
           });

@@ -276,11 +276,8 @@ export class ObservationPipeline {
           continue;
         }
         if (item.input.recordOnly) {
-          touches.push({
-            ref,
-            polledAt: observation.at,
-            ...(observation.ok ? {} : { lastError: observation.error }),
-          });
+          const lastError = observation.ok ? undefined : observation.error;
+          touches.push({ ref, polledAt: observation.at, lastSeenAt: undefined, lastError });
           continue;
         }
         const detected = spec.detector(record.state as State | undefined, observation, {
@@ -289,13 +286,18 @@ export class ObservationPipeline {
         });
         // As it will read back from Redis: a JSON round trip drops undefined fields.
         const json = JSON.stringify(detected.state ?? null);
-        const seen = observation.ok ? { lastSeenAt: observation.at, lastError: null } : {};
-        const error = observation.ok ? {} : { lastError: observation.error };
+        // Seen now, and the error to store: a success clears one (null), a failure is the error.
+        const lastSeenAt = observation.ok ? observation.at : undefined;
+        const lastError = observation.ok ? null : observation.error;
         if (detected.events.length === 0 && record.version > 0 && sameState(record, json)) {
-          const touch: TouchItem = { ref, polledAt: observation.at, ...seen, ...error };
-          // A poll that succeeded again has no stored error to clear: one write instead of two.
-          if (touch.lastError === null && record.lastError === undefined) delete touch.lastError;
-          touches.push(touch);
+          // A poll that succeeded again has no stored error to clear: one write less.
+          const clear = lastError !== null || record.lastError !== undefined;
+          touches.push({
+            ref,
+            polledAt: observation.at,
+            lastSeenAt,
+            lastError: clear ? lastError : undefined,
+          });
           continue;
         }
         const state: unknown = JSON.parse(json);
@@ -304,7 +306,7 @@ export class ObservationPipeline {
           commit: {
             ref,
             expectedVersion: record.version,
-            next: { state, observedAt: observation.at, ...seen, ...error },
+            next: { state, observedAt: observation.at, lastSeenAt, lastError },
             drafts: detected.events,
           },
         });

@@ -47,20 +47,20 @@ export interface TouchItem {
   ref: SnapshotRef;
   /** ISO 8601 time of the poll. */
   polledAt: string;
-  /** Absent: left as stored. */
-  lastSeenAt?: string;
-  /** Absent: left as stored; `null`: cleared. */
-  lastError?: ObservationError | null;
+  /** Absent (or undefined): left as stored. */
+  lastSeenAt?: string | undefined;
+  /** Absent (or undefined): left as stored; `null`: cleared. */
+  lastError?: ObservationError | null | undefined;
 }
 
 export interface SnapshotNext {
   state: unknown;
   /** ISO 8601; becomes the events' `time`. */
   observedAt: string;
-  /** Absent: left as stored. */
-  lastSeenAt?: string;
-  /** Absent: left as stored; `null`: cleared. */
-  lastError?: ObservationError | null;
+  /** Absent (or undefined): left as stored. */
+  lastSeenAt?: string | undefined;
+  /** Absent (or undefined): left as stored; `null`: cleared. */
+  lastError?: ObservationError | null | undefined;
 }
 
 /** Index maintenance for vehicle/robot refs, in the same atomic call. */

@@ -69,7 +69,7 @@ export class ApiTransport {
       body,
       signal: request.signal,
       auth,
-      ...(request.retry ? { retry: true } : {}),
+      retry: request.retry ? true : undefined,
     });
   }
 }

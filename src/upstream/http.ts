@@ -268,7 +268,7 @@ export class HttpClient {
       });
       const durationMs = Math.round(performance.now() - started);
       this.#report(request, path, response.status, durationMs);
-      return { ...response, durationMs };
+      return { status: response.status, headers: response.headers, body: response.body, durationMs };
     } catch (error) {
       const durationMs = Math.round(performance.now() - started);
       if (request.signal?.aborted) throw request.signal.reason;
@@ -317,8 +317,8 @@ export class HttpClient {
         method: request.method,
         status,
         durationMs,
-        ...(request.auth === undefined ? {} : { auth: request.auth }),
-        ...(request.retry ? { retry: true } : {}),
+        auth: request.auth,
+        retry: request.retry ? true : undefined,
       });
     } catch (error) {
       this.#logger?.warn({ err: error, operation: request.operation }, 'upstream request observer failed');

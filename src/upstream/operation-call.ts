@@ -63,9 +63,19 @@ async function exchange<R extends Operation>(
   attempt: number,
   whole = false,
 ): Promise<OperationResult<R>> {
-  const { ctx, url, json, signal } = request;
-  const retry = attempt > 1 ? { retry: true } : {};
-  const response = await api.send({ ...ctx, method: operation.method, url, json, signal, ...retry });
+  const { ctx } = request;
+  // Written out field by field: one object shape for every request (a spread of contexts of
+  // several shapes was a measurable share of each request's CPU).
+  const response = await api.send({
+    operation: ctx.operation,
+    target: ctx.target,
+    subject: ctx.subject,
+    method: operation.method,
+    url: request.url,
+    json: request.json,
+    signal: request.signal,
+    retry: attempt > 1 ? true : undefined,
+  });
   if (!succeeded(operation, response.status)) throw statusError(ctx, response);
   return readAnswer(operation, ctx, response, whole) as OperationResult<R>;
 }
