@@ -181,7 +181,7 @@ export class ObservationPipeline {
         queued = [];
         try {
           await this.#commitInputs(spec, batch, result, touches);
-          await flushTouches(this.#chunkSize);
+          if (touches.length >= this.#chunkSize) await flushTouches(this.#chunkSize);
         } catch (error) {
           failure ??= error;
         }
@@ -243,6 +243,7 @@ export class ObservationPipeline {
     result: PipelineResult,
     deferred?: TouchItem[],
   ): Promise<void> {
+    if (list.length <= this.#chunkSize) return this.#runChunk(spec, list, result, deferred);
     for (let start = 0; start < list.length; start += this.#chunkSize) {
       await this.#runChunk(spec, list.slice(start, start + this.#chunkSize), result, deferred);
     }
@@ -313,8 +314,13 @@ export class ObservationPipeline {
       }
 
       if (deferred) deferred.push(...touches);
-      else await this.#store.touch(touches);
+      else if (touches.length > 0) await this.#store.touch(touches);
       result.unchanged += touches.length;
+      // Most polls change nothing: no commit call (and no wait) for them.
+      if (commits.length === 0) {
+        pending = [];
+        break;
+      }
       const outcomes = await this.#store.commitMany(commits.map((entry) => entry.commit));
       const retry: Pending<Value>[] = [];
       outcomes.forEach((outcome, i) => {

@@ -145,10 +145,14 @@ interface Exchanged {
  * An abort before undici has started the request (still waiting for a connection) ends the
  * exchange at once and is applied when it starts.
  */
-class Dispatched {
-  #controller: { abort(reason: Error): void } | undefined;
+class Dispatched implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
   #reason: Error | undefined;
+  #resolve: ((exchanged: Exchanged) => void) | undefined;
   #reject: ((reason: Error) => void) | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
 
   abort(reason: unknown): void {
     const error = reason instanceof Error ? reason : new Error(String(reason));
@@ -162,30 +166,40 @@ class Dispatched {
 
   run(agent: Agent, options: Dispatcher.DispatchOptions): Promise<Exchanged> {
     return new Promise((resolve, reject) => {
+      this.#resolve = resolve;
       this.#reject = reject;
-      let status = 0;
-      let headers: IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
-      agent.dispatch(options, {
-        onRequestStart: (controller) => {
-          this.#controller = controller;
-          if (this.#reason) controller.abort(this.#reason);
-        },
-        onResponseStart: (_controller, statusCode, responseHeaders) => {
-          status = statusCode;
-          headers = responseHeaders as IncomingHttpHeaders;
-        },
-        onResponseData: (_controller, chunk) => {
-          chunks.push(chunk);
-        },
-        onResponseEnd: () => {
-          const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-          const text = bytes.toString('utf8');
-          resolve({ status, headers, body: text.charCodeAt(0) === BOM ? text.slice(1) : text });
-        },
-        onResponseError: (_controller, error) => reject(error),
-      });
+      // The exchange is its own handler: no closures per request.
+      agent.dispatch(options, this);
     });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#reason) controller.abort(this.#reason);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: unknown): void {
+    this.#status = statusCode;
+    this.#headers = headers as IncomingHttpHeaders;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    const chunks = this.#chunks;
+    const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const text = bytes.toString('utf8');
+    this.#resolve?.({
+      status: this.#status,
+      headers: this.#headers,
+      body: text.charCodeAt(0) === BOM ? text.slice(1) : text,
+    });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#reject?.(error);
   }
 }
 
@@ -249,11 +263,6 @@ export class HttpClient {
       exchange.abort(new Error('request deadline exceeded'));
     }, timeoutMs);
     const unlink = request.signal ? linkAbort(request.signal, (reason) => exchange.abort(reason)) : undefined;
-    const ctx: ErrorContext = {
-      operation: request.operation,
-      target: request.target,
-      subject: request.subject,
-    };
     try {
       const response = await exchange.run(this.#agent, {
         origin,
@@ -272,6 +281,11 @@ export class HttpClient {
     } catch (error) {
       const durationMs = Math.round(performance.now() - started);
       if (request.signal?.aborted) throw request.signal.reason;
+      const ctx: ErrorContext = {
+        operation: request.operation,
+        target: request.target,
+        subject: request.subject,
+      };
       const code = errorCode(error);
       if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
         this.#report(request, path, 'network', durationMs);
