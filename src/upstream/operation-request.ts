@@ -38,6 +38,46 @@ const SUBJECTS: Record<OperationApi, (target: string | undefined) => string | un
 };
 
 /**
+ * What `requestFor` needs of a row, worked out once per row: its parameters in argument order, the
+ * path template cut at its parameters, which parameters go in the query and the body, and the
+ * first path parameter (what errors name).
+ */
+interface RequestPlan {
+  params: Operation['params'];
+  /** Literal text, or the position (in `params`) of the parameter whose value goes there. */
+  path: ReadonlyArray<string | number>;
+  query: readonly number[];
+  /** Positions of the body parameters; undefined when the body is not made of parameters. */
+  body: readonly number[] | undefined;
+  first: number;
+  /** The position of the parameter called `name` (a resource's name), or -1. */
+  named: number;
+}
+
+const plans = new WeakMap<Operation, RequestPlan>();
+
+function planOf(operation: Operation): RequestPlan {
+  let plan = plans.get(operation);
+  if (plan) return plan;
+  const params = paramsOf(operation);
+  const positions = (where: string) => params.flatMap((param, index) => (param.in === where ? [index] : []));
+  const path = pathOf(operation)
+    .split(/\{(\w+)\}/)
+    .map((part, index) => (index % 2 === 0 ? part : params.findIndex((param) => param.name === part)))
+    .filter((part) => part !== '');
+  plan = {
+    params,
+    path,
+    query: positions('query'),
+    body: hasBodyParams(operation) ? positions('body') : undefined,
+    first: params.findIndex((param) => param.in === 'path'),
+    named: params.findIndex((param) => param.name === 'name'),
+  };
+  plans.set(operation, plan);
+  return plan;
+}
+
+/**
  * The request for `operation` called with `args`, positional as its method takes them: the
  * parameters (device id first on the gateway), the body unless it is made of parameters, then the
  * call options. Path parameters are URL-encoded; a query parameter is sent only when given (a
@@ -48,46 +88,43 @@ export function requestFor(
   bases: ApiBases,
   args: readonly unknown[],
 ): OperationRequest {
-  const params = paramsOf(operation);
-  const values = new Map<string, unknown>();
-  params.forEach((param, index) => {
+  const plan = planOf(operation);
+  const { params } = plan;
+  for (let index = 0; index < params.length; index += 1) {
+    const param = params[index]!;
     const value = args[index];
     if (value === undefined ? param.required : typeof value !== param.type) {
       throw new TypeError(`${operation.id}: ${param.name} must be a ${param.type} (got ${typeof value})`);
     }
-    values.set(param.name, value);
-  });
+  }
   let next = params.length;
   let json: unknown;
-  if (hasBodyParams(operation)) {
-    const fields = params.filter((param) => param.in === 'body' && values.get(param.name) !== undefined);
-    json = Object.fromEntries(fields.map((param) => [param.name, values.get(param.name)]));
+  if (plan.body) {
+    const body: Record<string, unknown> = {};
+    for (const index of plan.body) if (args[index] !== undefined) body[params[index]!.name] = args[index];
+    json = body;
   } else if (operation.body !== 'none') {
     json = args[next++];
   }
   const opts = (args[next] ?? {}) as CallOptions;
 
-  const path = pathOf(operation).replace(/\{(\w+)\}/g, (_, key: string) =>
-    encodeURIComponent(String(values.get(key))),
-  );
-  const query = params
-    .filter((param) => param.in === 'query' && values.get(param.name) !== undefined)
-    .filter((param) => values.get(param.name) !== false)
-    .map((param) => `${param.name}=${encodeURIComponent(String(values.get(param.name)))}`);
-  const base = operation.api === 'gateway' ? bases.robots : bases[operation.api];
-  const url = `${base}${path}${query.length ? `?${query.join('&')}` : ''}`;
-  return { ctx: contextOf(operation, params, values), url, json, signal: opts.signal };
+  let url = operation.api === 'gateway' ? bases.robots : bases[operation.api];
+  for (const part of plan.path)
+    url += typeof part === 'string' ? part : encodeURIComponent(String(args[part]));
+  let separator = '?';
+  for (const index of plan.query) {
+    const value = args[index];
+    if (value === undefined || value === false) continue;
+    url += `${separator}${params[index]!.name}=${encodeURIComponent(String(value))}`;
+    separator = '&';
+  }
+  return { ctx: contextOf(operation, plan, args), url, json, signal: opts.signal };
 }
 
-function contextOf(
-  operation: Operation,
-  params: Operation['params'],
-  values: ReadonlyMap<string, unknown>,
-): ErrorContext {
-  const first = params.find((param) => param.in === 'path');
-  const target = first === undefined ? undefined : String(values.get(first.name));
+function contextOf(operation: Operation, plan: RequestPlan, args: readonly unknown[]): ErrorContext {
+  const target = plan.first < 0 ? undefined : String(args[plan.first]);
   let subject = SUBJECTS[operation.api](target);
-  const name = values.get('name');
+  const name = plan.named < 0 ? undefined : args[plan.named];
   if (operation.resource && subject && typeof name === 'string') {
     subject = `${operation.resource} "${name}" on ${subject}`;
   }
