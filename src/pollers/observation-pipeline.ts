@@ -291,13 +291,13 @@ export class ObservationPipeline {
         const lastSeenAt = observation.ok ? observation.at : undefined;
         const lastError = observation.ok ? null : observation.error;
         if (detected.events.length === 0 && record.version > 0 && sameState(record, json)) {
-          // A poll that succeeded again has no stored error to clear: one write less.
-          const clear = lastError !== null || record.lastError !== undefined;
+          // A poll that succeeded again has no stored error to clear: the error is left alone.
+          const writeError = lastError !== null || record.lastError !== undefined;
           touches.push({
             ref,
             polledAt: observation.at,
             lastSeenAt,
-            lastError: clear ? lastError : undefined,
+            lastError: writeError ? lastError : undefined,
           });
           continue;
         }
