@@ -119,6 +119,9 @@ async function degradedApis(fleetwatch: FleetwatchProcess): Promise<Array<'fleet
   );
 }
 
+/** How many cycles the recovery is awaited after the faults are lifted (see `measureOutage`). */
+export const RECOVERY_CYCLES = 4;
+
 /** Polls `check` every 500 ms until it holds or `timeoutMs` passed; resolves with whether it held. */
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await delay(500)) {
@@ -129,8 +132,9 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
 
 /**
  * Runs the outage: faults on, waits (at most 4 cycles) for both APIs to be judged degraded, lets
- * the next whole cycle begin, measures `run.cycles` cycles, lifts the faults and waits (at most 3
- * cycles) for the recovery. `normal` is the bill of the size's measured cycles.
+ * the next whole cycle begin, measures `run.cycles` cycles, lifts the faults and waits (at most 4
+ * cycles: the window the faults were lifted in, the two good ones the detector asks for by default,
+ * each judged a little after it closes) for the recovery. `normal` is the bill of the size's measured cycles.
  */
 export async function measureOutage(run: OutageRun, normal: CycleCost): Promise<OutageResult> {
   const commands = new RedisCommands(run.redisUrls);
@@ -160,7 +164,7 @@ export async function measureOutage(run: OutageRun, normal: CycleCost): Promise<
     }
     const recovered = await until(
       async () => (await degradedApis(run.fleetwatch)).length === 0,
-      3 * run.intervalMs,
+      RECOVERY_CYCLES * run.intervalMs,
     );
     return { cycles: run.cycles, normal, outage, judgedAfterMs, notifications, recovered };
   } finally {

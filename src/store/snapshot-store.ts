@@ -205,8 +205,8 @@ return out
 const TOUCH_LUA = `
 for i, key in ipairs(KEYS) do
   local at = 3 * i - 2
-  redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastPolledAt}', ARGV[at])
-  if ARGV[at + 1] ~= '' then redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastSeenAt}', ARGV[at + 1]) end
+  if ARGV[at + 1] == '' then redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastPolledAt}', ARGV[at])
+  else redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastPolledAt}', ARGV[at], '${SNAPSHOT_FIELDS.lastSeenAt}', ARGV[at + 1]) end
   local err = ARGV[at + 2]
   if err == '-' then redis.call('HDEL', key, '${SNAPSHOT_FIELDS.lastError}')
   elseif err ~= '' then redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastError}', err) end
