@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ExitCode } from '../../src/cli/exit-codes.js';
 import { NOTIFIER_FACTORIES } from '../../src/notifiers/receivers/kinds.js';
@@ -27,8 +27,14 @@ const UPSTREAM = {
 
 type Section = Record<string, unknown>;
 
+/** One folder for every config file of this suite, removed when it ends. */
+const folder = mkdtempSync(join(tmpdir(), 'fleetwatch-absurd-'));
+let files = 0;
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
 function configFile(text: string): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'fleetwatch-absurd-')), 'fleetwatch.yaml');
+  files += 1;
+  const file = join(folder, `fleetwatch-${files}.yaml`);
   writeFileSync(file, text);
   return file;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -52,10 +52,23 @@ export async function runCli(
   return { code, stdout: out.join(''), stderr: err.join('') };
 }
 
+/** One folder for the config files this worker writes, removed when the worker exits. */
+let configFolder: string | undefined;
+let configFiles = 0;
+
+function configFolderOf(): string {
+  if (configFolder === undefined) {
+    const folder = mkdtempSync(join(tmpdir(), 'fleetwatch-cli-'));
+    configFolder = folder;
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  }
+  return configFolder;
+}
+
 /** Writes a config file pointing every upstream address at `url`; the secret comes from FLEET_SECRET. */
 export function writeSimulatorConfig(url: string, extra = ''): string {
-  const dir = mkdtempSync(join(tmpdir(), 'fleetwatch-cli-'));
-  const file = join(dir, 'fleetwatch.yaml');
+  configFiles += 1;
+  const file = join(configFolderOf(), `fleetwatch-${configFiles}.yaml`);
   writeFileSync(
     file,
     `upstream:
