@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { startDaemon } from '../../daemon/index.js';
+import { type Daemon, startDaemon } from '../../daemon/index.js';
 import { loadNodemailer } from '../../notifiers/receivers/email/index.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
@@ -23,23 +23,29 @@ export function registerRunCommand(program: Command, context: CliContext): void 
         'Start as many replicas as you like against one Redis (send each its own SIGHUP).',
     )
     .action(async () => {
-      // The config first: it sets the log level (info by default).
-      const config = context.config();
-      const logger = context.logger('long-running');
-      const { signal } = context.io;
-      // Loaded at first use; with an email receiver now, so a missing module stops the start.
-      if (config.receivers.some((receiver) => receiver.kind === 'email')) await loadNodemailer();
-      const daemon = startDaemon(config, {
-        logger,
-        signal,
-        configSource: () => context.readConfigAgain(),
-      });
-      // Without a handler SIGHUP ends the process (status 129); here it reloads.
+      // Installed before anything else: the "fleetwatch running" line can reach a supervisor (or
+      // a test) that answers with SIGHUP before startDaemon returns, and without a handler SIGHUP
+      // ends the process (status 129). A SIGHUP before the daemon exists reloads once it does.
+      let daemon: Daemon | undefined;
+      let hungUpEarly = false;
       const onHangUp = () => {
-        void daemon.reload('signal');
+        if (daemon) void daemon.reload('signal');
+        else hungUpEarly = true;
       };
       process.on('SIGHUP', onHangUp);
       try {
+        // The config first: it sets the log level (info by default).
+        const config = context.config();
+        const logger = context.logger('long-running');
+        const { signal } = context.io;
+        // Loaded at first use; with an email receiver now, so a missing module stops the start.
+        if (config.receivers.some((receiver) => receiver.kind === 'email')) await loadNodemailer();
+        daemon = startDaemon(config, {
+          logger,
+          signal,
+          configSource: () => context.readConfigAgain(),
+        });
+        if (hungUpEarly) void daemon.reload('signal');
         await daemon.stopped;
         // Refused the store (redis.shards): said in one line already; a configuration mistake.
         if (daemon.refused !== undefined) context.exitCode = ExitCode.usage;
