@@ -73,6 +73,14 @@ export interface SizeResult {
    * written before it was measured have none.
    */
   gc?: { microsPerPoll: number; scavengesPerThousandPolls: number };
+  /**
+   * The fleet gauges as the scrapes of the window saw them: how old the reading each scrape showed
+   * was (scrape time minus `fleetwatch_fleet_read_timestamp_seconds`), how long the reading took
+   * (`fleetwatch_fleet_read_duration_seconds`, the longest shown) and how many scrapes counted a
+   * miss (`fleetwatch_metrics_collect_errors_total{source="fleet"}`). Results written before it
+   * was measured have none.
+   */
+  scrapes?: { count: number; maxAgeMs: number; medianAgeMs: number; maxReadMs: number; misses: number };
   events: number;
   deliveries: number;
   undici: UndiciResult;
@@ -211,6 +219,27 @@ async function pickFlips(simulator: SimulatorProcess, ids: FleetIds, count: numb
   return { plan, random: () => prng.next() };
 }
 
+/** What one scrape showed of the fleet gauges. */
+interface ScrapeSeen {
+  /** Scrape time minus the shown reading's timestamp (whole seconds, so ±1 s). */
+  ageMs: number;
+  readMs: number;
+}
+
+function scrapeSeen(at: number, samples: Samples): ScrapeSeen {
+  const stamp = sumOf(samples, 'fleetwatch_fleet_read_timestamp_seconds');
+  return {
+    ageMs: stamp > 0 ? Math.max(0, at - stamp * 1000) : Number.POSITIVE_INFINITY,
+    readMs: sumOf(samples, 'fleetwatch_fleet_read_duration_seconds') * 1000,
+  };
+}
+
+function median(values: readonly number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
 function delta(before: Samples, after: Samples, name: string, ...labels: string[]): number {
   return sumOf(after, name, ...labels) - sumOf(before, name, ...labels);
 }
@@ -321,7 +350,14 @@ export async function measureSize(
     const metricsBefore = await fleetwatch.metrics();
     const rss = new RssSampler(fleetwatchPid);
     // Prometheus scrapes fleetwatch all the while: that work is part of the bill.
-    const scraper = setInterval(() => fleetwatch.metrics().catch(() => undefined), 15_000);
+    const scrapes: ScrapeSeen[] = [];
+    const scraper = setInterval(() => {
+      const at = Date.now();
+      fleetwatch
+        .metrics()
+        .then((samples) => scrapes.push(scrapeSeen(at, samples)))
+        .catch(() => undefined);
+    }, 15_000);
 
     log(`measuring ${spec.cycles} cycles, changing ${flipsPerCycle} entities in each`);
     const windowEnd = windowStart + spec.cycles * spec.intervalMs;
@@ -445,6 +481,18 @@ export async function measureSize(
         withinInterval: overruns === 0 && leaseHeld === 0 && staleTicks === 0,
       },
       gc: { microsPerPoll: (gcSeconds * 1e6) / polls, scavengesPerThousandPolls: (scavenges * 1000) / polls },
+      scrapes: {
+        count: scrapes.length,
+        maxAgeMs: Math.max(0, ...scrapes.map((s) => s.ageMs)),
+        medianAgeMs: median(scrapes.map((s) => s.ageMs)),
+        maxReadMs: Math.max(0, ...scrapes.map((s) => s.readMs)),
+        misses: delta(
+          metricsBefore,
+          metricsAfter,
+          'fleetwatch_metrics_collect_errors_total',
+          'source="fleet"',
+        ),
+      },
       events,
       deliveries: sink.deliveries,
       undici,

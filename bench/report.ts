@@ -368,6 +368,34 @@ function gcRows(
   return lines;
 }
 
+/** The fleet gauges as the window's scrapes saw them, for the results that measured it. */
+function scrapeRows(
+  results: readonly SizeResult[],
+  sizeCell: (r: SizeResult) => string,
+  sizeHead: string,
+  sizeRule: string,
+): string[] {
+  const measured = results.filter((r) => r.scrapes !== undefined);
+  if (measured.length === 0) return [];
+  const age = (ms: number) => (Number.isFinite(ms) ? `${Math.round(ms / 1000)} s` : 'none shown');
+  const lines = [
+    '',
+    '### Fleet gauges at scrape time',
+    '',
+    'A scrape every 15 s over the measured cycles: how old the fleet reading it showed was (scrape time minus `fleetwatch_fleet_read_timestamp_seconds`, whole seconds), the longest reading shown (`fleetwatch_fleet_read_duration_seconds`), and the scrapes that had nothing newer to show (`fleetwatch_metrics_collect_errors_total{source="fleet"}`).',
+    '',
+    `| ${sizeHead} | scrapes | reading age, median / max | longest reading | misses |`,
+    `|${sizeRule}|---|---|---|---|`,
+  ];
+  for (const r of measured) {
+    const s = r.scrapes!;
+    lines.push(
+      `| ${sizeCell(r)} | ${s.count} | ${age(s.medianAgeMs)} / ${age(s.maxAgeMs)} | ${Math.round(s.maxReadMs)} ms | ${s.misses} |`,
+    );
+  }
+  return lines;
+}
+
 /** When each API was judged degraded, from the faults on. */
 function judged(outage: NonNullable<SizeResult['outage']>): string {
   return (['fleet', 'robots'] as const)
@@ -454,6 +482,7 @@ export function renderBlock(results: readonly StoredResult[], machine: Machine, 
   lines.push(...pairRows(results));
   lines.push(...clusterRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...gcRows(results, sizeCell, sizeHead, sizeRule));
+  lines.push(...scrapeRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
   lines.push('', '### Targets', '', ...targetRows(results, machine, idle), BLOCK_END);
   return lines.join('\n');

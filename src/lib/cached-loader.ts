@@ -8,6 +8,8 @@
  * - with `budgetMs`, a caller waits at most that long for a load under way and then gets a
  *   `LateError`; the load goes on in the background and, once it settles, its value serves the
  *   next callers. A load already older than the budget answers `LateError` at once;
+ * - `latest` is the last value loaded, however old: what a caller that heard `LateError` can show
+ *   instead (a load that always outlasts the budget still brings news once per load);
  * - a failed load is not cached, so the next call tries again (a load that must remember its
  *   failures returns them as values).
  *
@@ -64,6 +66,11 @@ export class CachedLoader<T> {
       timer = setTimeout(() => reject(new LateError(budget, this.#clock() - loading.since)), left);
     });
     return Promise.race([loading.promise, late]).finally(() => clearTimeout(timer));
+  }
+
+  /** The value of the last load that succeeded, past its ttl too; undefined before the first. */
+  get latest(): T | undefined {
+    return this.#value?.value;
   }
 
   /** How long the load under way has been running, in ms; undefined when none is. */

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
-import { CachedLoader } from '../lib/cached-loader.js';
+import { CachedLoader, LateError } from '../lib/cached-loader.js';
 import { throttledWarn } from '../lib/redis-connection.js';
 
 export interface ScrapedGaugesOptions {
@@ -24,9 +24,12 @@ export const DEFAULT_COLLECT_TIMEOUT_MS = 500;
 /**
  * Gauges filled at scrape time (each gauge's `collect`) from one reading: read at most once per
  * `cacheMs` however many gauges and scrapers ask, one read in flight at a time, and waited for at
- * most `timeoutMs` (`CachedLoader`); applied to the gauges once per new reading. When a read fails
- * or is late the gauges keep the last reading and the failure is counted under `source`; before
- * the first good reading, and while unbound, nothing is read.
+ * most `timeoutMs` (`CachedLoader`); applied to the gauges once per new reading. A read that is
+ * late shows the last one that finished, when that is newer than what the gauges show: a large
+ * fleet's reading can take longer than a scrape waits, and its gauges must still move, one scrape
+ * behind (the reading's timestamp says so). When a read fails, or is late with nothing newer, the
+ * gauges keep the last reading and the failure is counted under `source`; before the first good
+ * reading, and while unbound, nothing is read.
  */
 export abstract class ScrapedGauges<T> {
   readonly #scrape: ScrapedGaugesOptions;
@@ -71,8 +74,13 @@ export abstract class ScrapedGauges<T> {
       try {
         this.#last = await loader.get();
       } catch (error) {
-        this.#scrape.errors.inc({ source: this.#scrape.source });
-        this.#warn({ err: (error as Error).message }, this.#scrape.failure);
+        const finished = error instanceof LateError ? loader.latest : undefined;
+        if (finished !== undefined && finished !== this.#applied) {
+          this.#last = finished;
+        } else {
+          this.#scrape.errors.inc({ source: this.#scrape.source });
+          this.#warn({ err: (error as Error).message }, this.#scrape.failure);
+        }
       }
     }
     if (this.#last !== undefined && this.#last !== this.#applied) {

@@ -229,7 +229,7 @@ export const METRICS = {
     name: 'fleetwatch_metrics_collect_errors_total',
     type: 'counter',
     labels: ['source'],
-    help: "Scrape-time reads that failed or got no answer within 500 ms (fleet, with the upstreams' health; queues, with the receivers' holds and disabled flags); the gauges then keep their last values.",
+    help: "Scrape-time reads that failed, or got no answer within 500 ms while no newer reading had finished (fleet, with the upstreams' health; queues, with the receivers' holds and disabled flags); the gauges then keep their last values.",
   },
 
   upstreamDegraded: {

@@ -128,6 +128,42 @@ describe('a scrape while Redis does not answer', () => {
   });
 });
 
+describe('a fleet whose reading takes longer than a scrape waits', () => {
+  it('shows the reading that finished since the last scrape, and counts only a scrape with nothing newer', async () => {
+    const store = fakeStore(3);
+    const metrics = createMetrics({
+      perEntity: true,
+      fleetCacheMs: 0,
+      collectTimeoutMs: 20,
+      defaultMetrics: false,
+    });
+    const errors = () =>
+      sampleValue(metrics.registry, 'fleetwatch_metrics_collect_errors_total', { source: 'fleet' });
+    let answer!: () => void;
+    store.hanging = new Promise((resolve) => {
+      answer = resolve;
+    });
+    metrics.bind({ store });
+    // Scrape 1: the first reading is late and there is nothing to show yet.
+    expect(await samples(metrics.registry, 'fleetwatch_vehicles')).toEqual([]);
+    expect(await errors()).toBe(1);
+
+    // The reading finishes between scrapes (memberships, one batch, the upstreams' health)...
+    store.hanging = undefined;
+    answer();
+    await expect.poll(() => store.reads).toBe(3);
+    await new Promise((resolve) => setImmediate(resolve));
+    // ...and the next one is as slow: scrape 2 shows the finished reading, one scrape behind.
+    store.hanging = new Promise(() => {});
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' })).toBe(2);
+    expect(await errors()).toBe(1);
+    // Scrape 3: still under way and nothing newer than what the gauges show: counted.
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' })).toBe(2);
+    expect(await errors()).toBe(2);
+    metrics.unbind();
+  });
+});
+
 describe('queue gauges', () => {
   function queue(counts: Record<string, number>) {
     let calls = 0;
