@@ -6,7 +6,7 @@ import {
   type FleetStore,
   HEALTH_STATUSES,
   POWER_LABELS,
-  readFleet,
+  FleetReadModel,
   readThreshold,
   stateV1,
   VPN_STATUSES,
@@ -87,13 +87,12 @@ export class FleetGauges extends ScrapedGauges<FleetGaugeReading> {
   /** Where readings come from; `undefined` detaches (the gauges keep what they show). */
   bind(store: FleetStore | undefined): void {
     const now = this.#options.now;
+    // One model per store, kept between scrapes: it decodes only the snapshots that changed.
+    const model = store ? new FleetReadModel(store, { reuse: true, ...(now ? { now } : {}) }) : undefined;
     this.readFrom(
-      store
+      store && model
         ? async () => {
-            const [fleet, degraded] = await Promise.all([
-              readFleet(store, now ? { now } : {}),
-              readDegraded(store),
-            ]);
+            const [fleet, degraded] = await Promise.all([model.readFleet(), readDegraded(store)]);
             return { fleet, degraded };
           }
         : undefined,

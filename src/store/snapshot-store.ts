@@ -176,6 +176,7 @@ const READ_FIELDS = [
 ] as const;
 
 const HEADER_FIELDS = READ_FIELDS.filter((field) => field !== SNAPSHOT_FIELDS.state);
+const STAMP_FIELDS = [SNAPSHOT_FIELDS.version, SNAPSHOT_FIELDS.observedAt] as const;
 
 /**
  * Reads and touches go as one script call per shard for up to this many snapshots: one command
@@ -294,6 +295,14 @@ export class SnapshotStore {
    */
   readHeaders(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
     return this.#read(refs, HEADER_FIELDS);
+  }
+
+  /**
+   * Only the version and the observation time of each snapshot (the rest undefined): what tells a
+   * reader that keeps decoded states whether a state changed, for the least Redis and client work.
+   */
+  readStamps(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+    return this.#read(refs, STAMP_FIELDS);
   }
 
   async #read(refs: readonly SnapshotRef[], fields: readonly string[]): Promise<SnapshotRecord[]> {

@@ -68,6 +68,46 @@ describe('fleet gauges at scrape time', () => {
     expect(store.reads).toBe(82);
   });
 
+  it('decode at each scrape only the snapshots that changed since the last one', async () => {
+    const store = fakeStore(40_000);
+    // The fake's snapshots, with versions: V-000000's link is replaced by a connected one at version 2.
+    let replaced = false;
+    const versionOf = (ref: SnapshotRef) => (replaced && ref.id === 'V-000000' && ref.facet === 'link' ? 2 : 1);
+    let stampsRead = 0;
+    const versioned = {
+      async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+        const records = await store.read(refs);
+        return records.map((record, i) => {
+          const ref = refs[i]!;
+          if (versionOf(ref) === 1) return record;
+          return { version: 2, state: { v: 1, vpn: GOOD, ip: null } };
+        });
+      },
+      async readStamps(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+        stampsRead += refs.length;
+        return refs.map((ref) => ({ version: versionOf(ref), state: undefined }));
+      },
+    } satisfies FleetStore;
+    const metrics = createMetrics({ perEntity: false, fleetCacheMs: 0, defaultMetrics: false });
+    metrics.bind({ store: versioned });
+    const disconnected = () => sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'disconnected' });
+
+    // The first scrape decodes everything: both lists, 80,000 snapshots, the upstreams' health.
+    expect(await disconnected()).toBe(13334);
+    expect(store.refsRead).toBe(2 + 80_000 + 3);
+    expect(stampsRead).toBe(2 + 80_000);
+    // Nothing changed: only stamps, and the upstreams' health (read in full, three snapshots).
+    expect(await disconnected()).toBe(13334);
+    expect(store.refsRead).toBe(2 + 80_000 + 3 + 3);
+    expect(stampsRead).toBe(2 * (2 + 80_000));
+    // One snapshot changed: that entity's two snapshots are read again, and the gauge moves.
+    replaced = true;
+    expect(await disconnected()).toBe(13333);
+    expect(store.refsRead).toBe(2 + 80_000 + 3 + 3 + 2 + 3);
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' })).toBe(26667);
+    metrics.unbind();
+  });
+
   it('show nothing before the first reading, and keep the last one (and count) when the store fails', async () => {
     const store = fakeStore(3);
     const metrics = createMetrics({ perEntity: true, fleetCacheMs: 0, defaultMetrics: false });
