@@ -3,10 +3,10 @@ import type { Counter, Gauge } from 'prom-client';
 import {
   COMMAND_STATUSES,
   type FleetReading,
+  FleetReadModel,
   type FleetStore,
   HEALTH_STATUSES,
   POWER_LABELS,
-  FleetReadModel,
   readThreshold,
   stateV1,
   VPN_STATUSES,

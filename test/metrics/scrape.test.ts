@@ -72,7 +72,8 @@ describe('fleet gauges at scrape time', () => {
     const store = fakeStore(40_000);
     // The fake's snapshots, with versions: V-000000's link is replaced by a connected one at version 2.
     let replaced = false;
-    const versionOf = (ref: SnapshotRef) => (replaced && ref.id === 'V-000000' && ref.facet === 'link' ? 2 : 1);
+    const versionOf = (ref: SnapshotRef) =>
+      replaced && ref.id === 'V-000000' && ref.facet === 'link' ? 2 : 1;
     let stampsRead = 0;
     const versioned = {
       async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
