@@ -224,17 +224,44 @@ export interface FleetReadModelOptions {
   reuse?: boolean;
 }
 
-/** What a reading decoded of one entity (or one list), and the snapshot versions it came from. */
+/**
+ * What a reading decoded of one entity (or one list), and the stamps (version and observation
+ * time) of the snapshots it came from: equal stamps, equal states.
+ */
 interface Decoded<View> {
-  stamp: string;
+  versions: number[];
+  observed: Array<string | undefined>;
   view: View;
 }
 
-/** The versions and observation times of `records`: equal stamps, equal states. */
-function stampOf(records: ReadonlyArray<SnapshotRecord | undefined>): string {
-  let stamp = '';
-  for (const record of records) stamp += `${record?.version ?? 0}@${record?.observedAt ?? ''};`;
-  return stamp;
+function decoded<View>(
+  records: ReadonlyArray<SnapshotRecord | undefined>,
+  from: number,
+  width: number,
+  view: View,
+): Decoded<View> {
+  const versions: number[] = new Array(width);
+  const observed: Array<string | undefined> = new Array(width);
+  for (let f = 0; f < width; f += 1) {
+    versions[f] = records[from + f]?.version ?? 0;
+    observed[f] = records[from + f]?.observedAt;
+  }
+  return { versions, observed, view };
+}
+
+/** Whether `stamps[from, from + width)` are the ones `known` was decoded from (no allocation: 100,000s per scrape). */
+function current(
+  known: Decoded<unknown> | undefined,
+  stamps: ReadonlyArray<SnapshotRecord | undefined>,
+  from: number,
+  width: number,
+): boolean {
+  if (!known) return false;
+  for (let f = 0; f < width; f += 1) {
+    const stamp = stamps[from + f];
+    if ((stamp?.version ?? 0) !== known.versions[f] || stamp?.observedAt !== known.observed[f]) return false;
+  }
+  return true;
 }
 
 export class FleetReadModel {
@@ -341,15 +368,14 @@ export class FleetReadModel {
     if (!reused || !readStamps) return (await this.memberships(kinds)).map((m) => m.targets);
     const shards = this.#store.keys?.shards ?? 1;
     const refs = kinds.flatMap((kind) => membershipRefs(kind, shards));
-    const headers = await readStamps(refs);
-    const stamps = kinds.map((_, i) => stampOf(headers.slice(i * shards, (i + 1) * shards)));
+    const stamps = await readStamps(refs);
     const lists = (reused.get('targets') ?? new Map()) as Map<string, Decoded<string[]>>;
-    const stale = kinds.filter((kind, i) => lists.get(kind)?.stamp !== stamps[i]);
+    const stale = kinds.filter((kind, i) => !current(lists.get(kind), stamps, i * shards, shards));
     if (stale.length > 0) {
       const records = await this.#store.read(stale.flatMap((kind) => membershipRefs(kind, shards)));
       stale.forEach((kind, i) => {
-        const parts = records.slice(i * shards, (i + 1) * shards);
-        lists.set(kind, { stamp: stampOf(parts), view: readMembership(mergeMemberships(parts)).targets });
+        const targets = readMembership(mergeMemberships(records.slice(i * shards, (i + 1) * shards))).targets;
+        lists.set(kind, decoded(records, i * shards, shards, targets));
       });
     }
     reused.set('targets', lists);
@@ -378,22 +404,21 @@ export class FleetReadModel {
       batch.flatMap((id) => facets.map((facet) => ({ kind, id, facet })));
     for (let start = 0; start < ids.length; start += perBatch) {
       const batch = ids.slice(start, start + perBatch);
-      const headers = await readStamps(refsOf(batch));
-      const stamps = batch.map((_, i) => stampOf(headers.slice(i * width, (i + 1) * width)));
-      const changed = batch.filter((id, i) => last.get(id)?.stamp !== stamps[i]);
+      const stamps = await readStamps(refsOf(batch));
+      const changed = batch.filter((id, i) => !current(last.get(id), stamps, i * width, width));
       const fresh = new Map<string, Decoded<View>>();
       if (changed.length > 0) {
         const records = await this.#store.read(refsOf(changed));
         changed.forEach((id, i) => {
           const own = records.slice(i * width, (i + 1) * width);
-          fresh.set(id, { stamp: stampOf(own), view: build(id, own) });
+          fresh.set(id, decoded(records, i * width, width, build(id, own)));
         });
       }
-      batch.forEach((id) => {
-        const decoded = fresh.get(id) ?? last.get(id)!;
-        next.set(id, decoded);
-        views.push(decoded.view);
-      });
+      for (const id of batch) {
+        const known = fresh.get(id) ?? last.get(id)!;
+        next.set(id, known);
+        views.push(known.view);
+      }
     }
     this.#reused!.set(slot, next);
     return views;
