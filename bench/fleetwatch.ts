@@ -34,6 +34,8 @@ export interface FleetwatchOptions {
   config?: (httpPort: number) => Record<string, unknown>;
   /** Extra arguments for node before the script (V8 flags). */
   nodeArgs?: string[];
+  /** Names its config and log files (`<name>.yaml`, `<name>.log`); `fleetwatch` by default. */
+  name?: string;
 }
 
 export function benchConfig(options: FleetwatchOptions & { httpPort: number }): Record<string, unknown> {
@@ -124,19 +126,20 @@ export class FleetwatchProcess {
 
   static async start(options: FleetwatchOptions): Promise<FleetwatchProcess> {
     const httpPort = await freePort();
-    const configFile = join(options.workDir, 'fleetwatch.yaml');
+    const name = options.name ?? 'fleetwatch';
+    const configFile = join(options.workDir, `${name}.yaml`);
     const config = options.config
       ? options.config(httpPort)
       : { ...benchConfig({ ...options, httpPort }), ...options.overrides };
     writeFileSync(configFile, stringify(config));
     const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
     const child = new BenchProcess(
-      'fleetwatch',
+      name,
       process.execPath,
       [...(options.nodeArgs ?? []), ...profile, join(options.root, 'bin/fleetwatch.js'), 'run'],
       {
         env: { ...process.env, FLEETWATCH_CONFIG: configFile },
-        logFile: join(options.workDir, 'fleetwatch.log'),
+        logFile: join(options.workDir, `${name}.log`),
       },
     );
     const fleetwatch = new FleetwatchProcess(child, `http://127.0.0.1:${httpPort}`);
@@ -170,5 +173,68 @@ export class FleetwatchProcess {
 
   stop(): Promise<void> {
     return this.process.stop('SIGTERM', 30_000);
+  }
+}
+
+/**
+ * Replicas of `fleetwatch run` against one Redis, as an operator scales past one core: each its
+ * own process, port, config and log file (`fleetwatch.yaml`, `fleetwatch-2.yaml`, ...). What the
+ * benchmark reads of them is the sum of their metrics; the first replica is the one whose memory
+ * and scrape view are reported.
+ */
+export class FleetwatchReplicas {
+  readonly replicas: readonly FleetwatchProcess[];
+
+  private constructor(replicas: readonly FleetwatchProcess[]) {
+    this.replicas = replicas;
+  }
+
+  static async start(options: FleetwatchOptions, count: number): Promise<FleetwatchReplicas> {
+    const replicas: FleetwatchProcess[] = [];
+    try {
+      for (let n = 1; n <= count; n += 1) {
+        replicas.push(
+          await FleetwatchProcess.start({ ...options, ...(n > 1 ? { name: `fleetwatch-${n}` } : {}) }),
+        );
+      }
+    } catch (error) {
+      await Promise.all(replicas.map((replica) => replica.stop()));
+      throw error;
+    }
+    return new FleetwatchReplicas(replicas);
+  }
+
+  get first(): FleetwatchProcess {
+    return this.replicas[0]!;
+  }
+
+  get pids(): number[] {
+    return this.replicas.map((replica) => replica.process.pid);
+  }
+
+  /** Whether every replica still runs; the log of one that does not, for the error. */
+  get exited(): string | undefined {
+    return this.replicas.find((replica) => !replica.process.running)?.process.logFile;
+  }
+
+  /** Every replica's metrics, summed sample by sample (counters add up; read gauges per replica). */
+  async metrics(): Promise<Samples> {
+    const all = await Promise.all(this.replicas.map((replica) => replica.metrics()));
+    if (all.length === 1) return all[0]!;
+    const merged: Samples = new Map();
+    for (const samples of all) {
+      for (const [key, value] of samples) merged.set(key, (merged.get(key) ?? 0) + value);
+    }
+    return merged;
+  }
+
+  /** A scrape of every replica, as Prometheus makes; resolves to the first replica's samples. */
+  async scrape(): Promise<Samples> {
+    const all = await Promise.all(this.replicas.map((replica) => replica.metrics()));
+    return all[0]!;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.replicas.map((replica) => replica.stop()));
   }
 }

@@ -8,7 +8,7 @@ import { Prng } from '../src/simulator/prng.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
 import { stopSignal, track } from './cleanup.js';
 import { type FleetIds, fetchToken, listIds } from './cycle.js';
-import { FleetwatchProcess, type Samples, sumOf } from './fleetwatch.js';
+import { type FleetwatchProcess, FleetwatchReplicas, type Samples, sumOf } from './fleetwatch.js';
 import { CpuHog, type HogResult } from './hog.js';
 import type { BenchMode } from './options.js';
 import { measureOutage, meter, type OutageResult, RedisCommands } from './outage.js';
@@ -67,6 +67,13 @@ export interface SizeResult {
     changeToWebhook: Percentiles;
   };
   cycles: { overruns: number; leaseHeld: number; staleTicks: number; withinInterval: boolean };
+  /** fleetwatch processes against the one Redis (their CPU and metrics summed); absent: one. */
+  replicas?: number;
+  /**
+   * How long after the baseline a cycle first passed without overrunning jobs (`settled: false`:
+   * none did within the wait, `ms` is the whole wait). Results written before it was measured have none.
+   */
+  settle?: { settled: boolean; ms: number };
   /**
    * fleetwatch's garbage collection over the window (its `nodejs_gc_duration_seconds`): the pause
    * time per poll, and how many scavenges (minor collections) a thousand polls cost. Results
@@ -123,6 +130,14 @@ export async function startSink(): Promise<{ sink: WebhookSink; stop: () => Prom
   };
 }
 
+/** What the waits read: one fleetwatch, or the sum of its replicas. */
+type Watched = FleetwatchProcess | FleetwatchReplicas;
+
+function exitedLog(fleetwatch: Watched): string | undefined {
+  if (fleetwatch instanceof FleetwatchReplicas) return fleetwatch.exited;
+  return fleetwatch.process.running ? undefined : fleetwatch.process.logFile;
+}
+
 /** Entity pollers and the kind whose count they must have observed for the baseline. */
 const BASELINE: ReadonlyArray<[string, keyof FleetSize]> = [
   ['power', 'vehicles'],
@@ -137,11 +152,7 @@ const BASELINE: ReadonlyArray<[string, keyof FleetSize]> = [
  * that has not by then is behind its cycle, which the measured cycles will show (overruns), so the
  * benchmark goes on instead of waiting longer. Resolves whether the baseline was complete.
  */
-export async function waitForBaseline(
-  fleetwatch: FleetwatchProcess,
-  spec: SizeSpec,
-  ids: FleetIds,
-): Promise<boolean> {
+export async function waitForBaseline(fleetwatch: Watched, spec: SizeSpec, ids: FleetIds): Promise<boolean> {
   const deadline = Date.now() + BASELINE_CYCLES * spec.intervalMs + 60_000;
   for (;;) {
     const samples = await fleetwatch.metrics();
@@ -150,7 +161,8 @@ export async function waitForBaseline(
         sumOf(samples, 'fleetwatch_poll_observations_total', `poller="${poller}"`) >= ids[kind].length,
     );
     if (done) return true;
-    if (!fleetwatch.process.running) throw new Error(`fleetwatch exited (see ${fleetwatch.process.logFile})`);
+    const exited = exitedLog(fleetwatch);
+    if (exited) throw new Error(`fleetwatch exited (see ${exited})`);
     if (Date.now() > deadline) return false;
     await delay(500);
   }
@@ -163,11 +175,7 @@ export const BASELINE_CYCLES = 2;
  * Until every event fleetwatch made has reached the sink (the route sends each on its own), but
  * those its inhibition rules kept out: they never will.
  */
-async function waitForDrain(
-  fleetwatch: FleetwatchProcess,
-  sink: WebhookSink,
-  timeoutMs: number,
-): Promise<boolean> {
+async function waitForDrain(fleetwatch: Watched, sink: WebhookSink, timeoutMs: number): Promise<boolean> {
   for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await delay(500)) {
     const samples = await fleetwatch.metrics();
     const events = sumOf(samples, 'fleetwatch_events_total');
@@ -176,6 +184,26 @@ async function waitForDrain(
   }
   return false;
 }
+
+/**
+ * Until a whole cycle passes in which no poll job overran, for at most `SETTLE_CYCLES` cycles: the
+ * first polls of a fleet commit every entity's first snapshot and announce what is already wrong,
+ * which can leave a backlog of jobs behind the cycle; the measured cycles are the steady state
+ * after it. Resolves how long it took, or undefined when the fleet never settled.
+ */
+async function waitForSteadyCycle(fleetwatch: Watched, intervalMs: number): Promise<number | undefined> {
+  const started = Date.now();
+  const overruns = async () => sumOf(await fleetwatch.metrics(), 'fleetwatch_poll_cycle_overrun_total');
+  for (let cycle = 0; cycle < SETTLE_CYCLES; cycle += 1) {
+    const before = await overruns();
+    await delay(intervalMs);
+    if ((await overruns()) === before) return Date.now() - started;
+  }
+  return undefined;
+}
+
+/** How many cycles the benchmark waits at most for a cycle without overruns before measuring. */
+export const SETTLE_CYCLES = 4;
 
 interface Flip {
   key: string;
@@ -248,8 +276,16 @@ export async function measureSize(
   root: string,
   spec: SizeSpec,
   log: Log,
-  options: { profileDir?: string; mode?: BenchMode; outage?: boolean; redis?: RedisKind } = {},
+  options: {
+    profileDir?: string;
+    mode?: BenchMode;
+    outage?: boolean;
+    redis?: RedisKind;
+    /** fleetwatch processes against the one Redis; 1 by default. */
+    replicas?: number;
+  } = {},
 ): Promise<SizeResult> {
+  const replicas = Math.max(1, options.replicas ?? 1);
   const mode = options.mode ?? 'quiet';
   const workDir = mkdtempSync(join(tmpdir(), `fleetwatch-bench-${spec.label}-${mode}-`));
   const entities = spec.vehicles + spec.robots;
@@ -299,22 +335,27 @@ export async function measureSize(
 
     const { sink, stop: stopSink } = await startSink();
     cleanups.unshift(stopSink);
-    const fleetwatch = await FleetwatchProcess.start({
-      root,
-      workDir,
-      simulatorUrl: simulator.url,
-      redis: redis.section,
-      sinkUrl: sink.url,
-      intervalMs: spec.intervalMs,
-      ...(options.profileDir ? { profileDir: options.profileDir } : {}),
-    });
+    const fleetwatch = await FleetwatchReplicas.start(
+      {
+        root,
+        workDir,
+        simulatorUrl: simulator.url,
+        redis: redis.section,
+        sinkUrl: sink.url,
+        intervalMs: spec.intervalMs,
+        ...(options.profileDir ? { profileDir: options.profileDir } : {}),
+      },
+      replicas,
+    );
     let fleetwatchExit = 'still running';
     cleanups.unshift(async () => {
       await fleetwatch.stop();
-      const exit = fleetwatch.process.exit;
+      const exit = fleetwatch.first.process.exit;
       fleetwatchExit = exit ? (exit.signal ? `signal ${exit.signal}` : `exit ${exit.code}`) : 'unknown';
     });
-    log(`fleetwatch polls every ${spec.intervalMs / 1000} s; waiting for the baseline cycle`);
+    log(
+      `fleetwatch${replicas > 1 ? ` (${replicas} replicas)` : ''} polls every ${spec.intervalMs / 1000} s; waiting for the baseline cycle`,
+    );
     if (!(await waitForBaseline(fleetwatch, spec, ids))) {
       log(`fleetwatch had not polled the whole fleet after ${BASELINE_CYCLES} cycles; measuring anyway`);
     }
@@ -324,6 +365,14 @@ export async function measureSize(
     if (!(await waitForDrain(fleetwatch, sink, Math.max(30_000, spec.intervalMs)))) {
       log('the baseline events were still being delivered when measuring began');
     }
+    const settleStarted = Date.now();
+    const settledMs = await waitForSteadyCycle(fleetwatch, spec.intervalMs);
+    const settle = { settled: settledMs !== undefined, ms: settledMs ?? Date.now() - settleStarted };
+    log(
+      settledMs === undefined
+        ? `poll jobs still overran after ${SETTLE_CYCLES} more cycles; measuring anyway`
+        : `a cycle without overrunning jobs after ${Math.round(settledMs / 1000)} s`,
+    );
 
     const flipsPerCycle = Math.min(100, Math.max(10, Math.round(entities * 0.005)));
     const { plan, random } = await pickFlips(simulator, ids, flipsPerCycle * spec.cycles, 42);
@@ -332,14 +381,13 @@ export async function measureSize(
     // The window starts on a tick so it holds whole cycles.
     const windowStart = Math.ceil((Date.now() + 1_000) / spec.intervalMs) * spec.intervalMs;
     await delay(windowStart - Date.now());
-    const fleetwatchPid = fleetwatch.process.pid;
     const pids = {
-      fleetwatch: fleetwatchPid,
+      fleetwatch: fleetwatch.pids,
       redis: await Promise.all(redis.urls.map(redisPid)),
       simulator: simulator.process.pid,
     };
     const cpuBefore = {
-      fleetwatch: cpuMicros(pids.fleetwatch),
+      fleetwatch: sum(pids.fleetwatch.map(cpuMicros)),
       redis: pids.redis.map(cpuMicros),
       simulator: cpuMicros(pids.simulator),
     };
@@ -348,13 +396,13 @@ export async function measureSize(
     cleanups.unshift(async () => commands.close());
     const normalBill = await meter(pids, commands);
     const metricsBefore = await fleetwatch.metrics();
-    const rss = new RssSampler(fleetwatchPid);
+    const rss = new RssSampler(fleetwatch.first.process.pid);
     // Prometheus scrapes fleetwatch all the while: that work is part of the bill.
     const scrapes: ScrapeSeen[] = [];
     const scraper = setInterval(() => {
       const at = Date.now();
       fleetwatch
-        .metrics()
+        .scrape()
         .then((samples) => scrapes.push(scrapeSeen(at, samples)))
         .catch(() => undefined);
     }, 15_000);
@@ -374,7 +422,7 @@ export async function measureSize(
     await delay(Math.max(0, windowEnd - Date.now()));
 
     const cpu = {
-      fleetwatch: cpuMicros(pids.fleetwatch) - cpuBefore.fleetwatch,
+      fleetwatch: sum(pids.fleetwatch.map(cpuMicros)) - cpuBefore.fleetwatch,
       redis: pids.redis.map((pid, i) => cpuMicros(pid) - cpuBefore.redis[i]!),
       simulator: cpuMicros(pids.simulator) - cpuBefore.simulator,
     };
@@ -480,6 +528,8 @@ export async function measureSize(
         staleTicks,
         withinInterval: overruns === 0 && leaseHeld === 0 && staleTicks === 0,
       },
+      ...(replicas > 1 ? { replicas } : {}),
+      settle,
       gc: { microsPerPoll: (gcSeconds * 1e6) / polls, scavengesPerThousandPolls: (scavenges * 1000) / polls },
       scrapes: {
         count: scrapes.length,

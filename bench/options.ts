@@ -53,3 +53,12 @@ export function modeList(value: string): BenchMode[] {
   const chosen = namesFrom(value, MODES, 'mode');
   return MODES.filter((mode) => chosen.includes(mode));
 }
+
+/** `--replicas`: how many fleetwatch processes share the Redis, 1 to 4. */
+export function replicaCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 4) {
+    throw new InvalidArgumentError(`expected a whole number from 1 to 4; got ${JSON.stringify(value)}`);
+  }
+  return n;
+}

@@ -38,11 +38,13 @@ export interface OutageResult {
 export interface OutageRun {
   intervalMs: number;
   cycles: number;
-  fleetwatch: FleetwatchProcess;
+  /** Its metrics: one process's, or the sum of its replicas'. */
+  fleetwatch: Pick<FleetwatchProcess, 'metrics'>;
   sink: WebhookSink;
   /** Every Redis server (every master of a cluster). */
   redisUrls: readonly string[];
-  pids: { fleetwatch: number; redis: readonly number[] };
+  /** fleetwatch's replicas (one pid each) and every Redis server. */
+  pids: { fleetwatch: readonly number[]; redis: readonly number[] };
   /** Turns the upstream's faults on (`faults`) or off (undefined). */
   setFaults(faults: Record<string, unknown> | undefined): Promise<void>;
   log(message: string): void;
@@ -95,15 +97,16 @@ export class RedisCommands {
 /** A cost meter over whole cycles: CPU of both processes and Redis' command counters. */
 export async function meter(pids: OutageRun['pids'], commands: RedisCommands) {
   const redisCpu = (): number => pids.redis.reduce((total, pid) => total + cpuMicros(pid), 0);
+  const fleetwatchCpu = (): number => pids.fleetwatch.reduce((total, pid) => total + cpuMicros(pid), 0);
   const start = {
-    fleetwatch: cpuMicros(pids.fleetwatch),
+    fleetwatch: fleetwatchCpu(),
     redis: redisCpu(),
     commands: await commands.read(),
   };
   return async (cycles: number): Promise<CycleCost> => {
     const now = await commands.read();
     return {
-      fleetwatchCpuMs: (cpuMicros(pids.fleetwatch) - start.fleetwatch) / 1000 / cycles,
+      fleetwatchCpuMs: (fleetwatchCpu() - start.fleetwatch) / 1000 / cycles,
       redisCpuMs: (redisCpu() - start.redis) / 1000 / cycles,
       redisCommands: (now.all - start.commands.all) / cycles,
       redisWrites: (now.writes - start.commands.writes) / cycles,
@@ -112,7 +115,7 @@ export async function meter(pids: OutageRun['pids'], commands: RedisCommands) {
 }
 
 /** The APIs fleetwatch holds degraded now (`fleetwatch_upstream_degraded`). */
-async function degradedApis(fleetwatch: FleetwatchProcess): Promise<Array<'fleet' | 'robots'>> {
+async function degradedApis(fleetwatch: OutageRun['fleetwatch']): Promise<Array<'fleet' | 'robots'>> {
   const samples = await fleetwatch.metrics();
   return (['fleet', 'robots'] as const).filter(
     (name) => sumOf(samples, 'fleetwatch_upstream_degraded', `upstream="${name}"`) > 0,

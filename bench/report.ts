@@ -91,8 +91,10 @@ export function mergeResults(
   fresh: readonly SizeResult[],
   machine: Machine,
 ): StoredResult[] {
-  // A run against a Redis Cluster is a row of its own beside the one-server run of the same size.
-  const key = (r: SizeResult): string => `${r.spec.label} ${modeOf(r)} ${r.redis.kind ?? 'single'}`;
+  // A run against a Redis Cluster, or with replicas, is a row of its own beside the one-server,
+  // one-process run of the same size.
+  const key = (r: SizeResult): string =>
+    `${r.spec.label} ${modeOf(r)} ${r.redis.kind ?? 'single'} ${replicasOf(r)}`;
   const freshKeys = new Set(fresh.map(key));
   const kept = stored
     .filter((r) => !freshKeys.has(key(r)))
@@ -101,7 +103,10 @@ export function mergeResults(
       return measured ? { ...r, measured } : r;
     });
   const order = (r: SizeResult): number =>
-    r.entities * 4 + (modeOf(r) === 'quiet' ? 0 : 1) + (r.redis.kind === 'cluster' ? 2 : 0);
+    r.entities * 16 +
+    (modeOf(r) === 'quiet' ? 0 : 1) +
+    (r.redis.kind === 'cluster' ? 2 : 0) +
+    (replicasOf(r) > 1 ? 4 + replicasOf(r) : 0);
   return [...kept, ...fresh.map((r) => ({ ...r, measured: measuredBy(machine) }))].sort(
     (a, b) => order(a) - order(b),
   );
@@ -148,21 +153,36 @@ function percentOver(actual: number, limit: number): string {
 }
 
 const modeOf = (result: SizeResult): BenchMode => result.mode ?? 'quiet';
+const replicasOf = (result: SizeResult): number => result.replicas ?? 1;
 
-/** The run of `entities` on the 60 s cycle in `mode`, against one Redis server unless `cluster`. */
+/**
+ * The run of `entities` on the 60 s cycle in `mode`, against one Redis server unless `cluster`,
+ * by one fleetwatch process unless `replicas`.
+ */
 function targetRun(
   results: readonly SizeResult[],
   mode: BenchMode,
   entities: number = TARGETS.entities,
   cluster = false,
+  replicas = 1,
 ): SizeResult | undefined {
   return results.find(
     (r) =>
       modeOf(r) === mode &&
       r.entities === entities &&
       r.spec.intervalMs === TARGETS.intervalMs &&
-      (r.redis.kind === 'cluster') === cluster,
+      (r.redis.kind === 'cluster') === cluster &&
+      replicasOf(r) === replicas,
   );
+}
+
+/** How long the run waited for a cycle without overrunning jobs, for the targets table. */
+function settled(r: SizeResult): string {
+  if (!r.settle) return '';
+  const s = Math.round(r.settle.ms / 1000);
+  return r.settle.settled
+    ? `; measured after the first cycle without overruns, ${s} s after the baseline`
+    : `; no cycle without overruns in the ${s} s after the baseline`;
 }
 
 const notRun = (what: string): string => `not run (${what})`;
@@ -198,14 +218,30 @@ function idleRow(idle: IdleResult): string {
  */
 function targetRows(results: readonly SizeResult[], machine: Machine, idle?: IdleResult): string[] {
   const rows = ['| target | measured | verdict |', '|---|---|---|'];
-  const quietAll = results.filter((r) => modeOf(r) === 'quiet' && r.redis.kind !== 'cluster');
-
-  const largest = targetRun(results, 'quiet', TARGETS.largest);
-  rows.push(
-    largest
-      ? `| 100,000 entities (50,000 + 50,000) on one 60 s cycle on ${TARGETS.cores} cores: 0 overruns, every change delivered | ${largest.cycles.overruns} overruns, ${largest.cycles.leaseHeld} entities skipped, ${largest.latency.delivered} of ${largest.latency.flips} changes delivered, ${machine.cores} cores | ${verdict(largest.cycles.withinInterval && largest.latency.delivered === largest.latency.flips && machine.cores <= TARGETS.cores, `${largest.cycles.overruns} overrunning jobs, ${largest.latency.flips - largest.latency.delivered} changes not delivered`)} |`
-      : `| 100,000 entities on one 60 s cycle: 0 overruns, every change delivered | ${notRun('--sizes 100k')} | — |`,
+  const quietAll = results.filter(
+    (r) => modeOf(r) === 'quiet' && r.redis.kind !== 'cluster' && replicasOf(r) === 1,
   );
+
+  // One row per way it was run: one process, and each number of replicas that was measured.
+  const largestRuns = results.filter(
+    (r) =>
+      modeOf(r) === 'quiet' &&
+      r.entities === TARGETS.largest &&
+      r.spec.intervalMs === TARGETS.intervalMs &&
+      r.redis.kind !== 'cluster',
+  );
+  for (const largest of largestRuns) {
+    const n = replicasOf(largest);
+    const how = n > 1 ? ` by ${n} fleetwatch replicas` : ' by one fleetwatch process';
+    rows.push(
+      `| 100,000 entities (50,000 + 50,000) on one 60 s cycle on ${TARGETS.cores} cores${how}: 0 overruns, every change delivered | ${largest.cycles.overruns} overruns, ${largest.cycles.leaseHeld} entities skipped, ${largest.latency.delivered} of ${largest.latency.flips} changes delivered, ${machine.cores} cores${settled(largest)} | ${verdict(largest.cycles.withinInterval && largest.latency.delivered === largest.latency.flips && machine.cores <= TARGETS.cores, `${largest.cycles.overruns} overrunning jobs, ${largest.latency.flips - largest.latency.delivered} changes not delivered`)} |`,
+    );
+  }
+  if (largestRuns.length === 0) {
+    rows.push(
+      `| 100,000 entities on one 60 s cycle: 0 overruns, every change delivered | ${notRun('--sizes 100k')} | — |`,
+    );
+  }
 
   if (quietAll.length > 0) {
     const ratio = perSize(quietAll, undiciRatio, times, TARGETS.undiciRatio);
@@ -290,7 +326,7 @@ export function describeHog(results: readonly SizeResult[]): string | undefined 
 /** Each size measured in both modes, the two side by side (empty when no size was). */
 function pairRows(results: readonly SizeResult[]): string[] {
   const rows: string[] = [];
-  const redisOf = (r: SizeResult): string => r.redis.kind ?? 'single';
+  const redisOf = (r: SizeResult): string => `${r.redis.kind ?? 'single'} ${replicasOf(r)}`;
   for (const quiet of results.filter((r) => modeOf(r) === 'quiet')) {
     const contended = results.find(
       (r) => modeOf(r) === 'contended' && r.spec.label === quiet.spec.label && redisOf(r) === redisOf(quiet),
@@ -445,7 +481,7 @@ function outageRows(
 export function renderBlock(results: readonly StoredResult[], machine: Machine, idle?: StoredIdle): string {
   const withModes = results.some((r) => modeOf(r) !== 'quiet');
   const label = (r: SizeResult): string =>
-    `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}`;
+    `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}${replicasOf(r) > 1 ? ` (${replicasOf(r)} replicas)` : ''}`;
   const sizeCell = (r: SizeResult): string => (withModes ? `${label(r)} | ${modeOf(r)}` : label(r));
   const sizeHead = withModes ? 'size | mode' : 'size';
   const sizeRule = withModes ? '---|---' : '---';

@@ -6,7 +6,7 @@ import { runGuarded } from './cleanup.js';
 import { measureConsole } from './console.js';
 import { measureIdle } from './idle.js';
 import { measureSize, type SizeResult, type SizeSpec } from './measure.js';
-import { type BenchMode, DEFAULT_SIZES, MODES, modeList, SIZES, sizeList } from './options.js';
+import { type BenchMode, DEFAULT_SIZES, MODES, modeList, replicaCount, SIZES, sizeList } from './options.js';
 import { REDIS_KINDS, type RedisKind } from './redis.js';
 import {
   describeMachine,
@@ -64,6 +64,14 @@ const program = new Command('npm run bench --')
       .choices(REDIS_KINDS)
       .default('single'),
   )
+  .addOption(
+    new Option(
+      '--replicas <n>',
+      'fleetwatch processes sharing the one Redis, as an operator scales past one core (1 to 4)',
+    )
+      .argParser(replicaCount)
+      .default(1),
+  )
   .option(
     '--outage',
     'after each size: the whole upstream fails (time-outs and 503s) and what it costs is measured (about 4–6 cycles more)',
@@ -97,6 +105,7 @@ const options = program.opts<{
   profile?: string;
   outage?: boolean;
   redis: RedisKind;
+  replicas: number;
   idle?: boolean;
   soak?: number | string;
 }>();
@@ -177,6 +186,7 @@ await runGuarded(async () => {
         ...(options.profile ? { profileDir: resolve(options.profile) } : {}),
         ...(options.outage ? { outage: true } : {}),
         redis: options.redis,
+        replicas: options.replicas,
       });
       log(
         `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,

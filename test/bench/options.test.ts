@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SIZES, modeList, SIZES, sizeList } from '../../bench/options.js';
+import { DEFAULT_SIZES, modeList, replicaCount, SIZES, sizeList } from '../../bench/options.js';
 
 describe('benchmark options', () => {
   it('reads sizes by name, each once, in the order given', () => {
@@ -30,5 +30,13 @@ describe('benchmark options', () => {
   it('names the modes it knows when given another', () => {
     expect(() => modeList('quiet,busy')).toThrow('unknown mode "busy"; choose from quiet, contended');
     expect(() => modeList('quiet,')).toThrow('unknown mode ""');
+  });
+
+  it('takes 1 to 4 replicas and names what it expected otherwise', () => {
+    expect(replicaCount('2')).toBe(2);
+    for (const wrong of ['0', '5', '1.5', 'two']) {
+      expect(() => replicaCount(wrong)).toThrow(InvalidArgumentError);
+    }
+    expect(() => replicaCount('5')).toThrow('expected a whole number from 1 to 4; got "5"');
   });
 });

@@ -126,6 +126,25 @@ describe('the benchmark report', () => {
     );
   });
 
+  it('sets a run by replicas beside the one-process run, each with its own 100k target row', () => {
+    const single = result('100k', 'quiet', { cpuPerPoll: 120, p99: 700, overruns: 3058 });
+    const replicated: SizeResult = {
+      ...result('100k', 'quiet', { cpuPerPoll: 125, p99: 300 }),
+      replicas: 2,
+      settle: { settled: true, ms: 181_000 },
+    };
+    const block = renderBlock([single, replicated], machine);
+    expect(block).toContain('| 100k (2 replicas) | 50,000 + 50,000 |');
+    expect(block).toContain(
+      '| 100,000 entities (50,000 + 50,000) on one 60 s cycle on 2 cores by one fleetwatch process: 0 overruns, every change delivered | 3058 overruns,',
+    );
+    expect(block).toContain(
+      '| 100,000 entities (50,000 + 50,000) on one 60 s cycle on 2 cores by 2 fleetwatch replicas: 0 overruns, every change delivered | 0 overruns, 0 entities skipped, 10 of 10 changes delivered, 2 cores; measured after the first cycle without overruns, 181 s after the baseline | met |',
+    );
+    // The per-size ratios and the memory growth compare one-process runs only.
+    expect(block).toMatch(/\| CPU per poll ≤ 3× [^\n]*\| 100k 6\.0× \|/);
+  });
+
   it('spreads Redis CPU per poll over a cluster’s masters, with the busiest one’s share', () => {
     const clustered = result('10k', 'quiet', { cpuPerPoll: 150, p99: 40 });
     const block = renderBlock(
