@@ -203,7 +203,7 @@ async function waitForSteadyCycle(fleetwatch: Watched, intervalMs: number): Prom
 }
 
 /** How many cycles the benchmark waits at most for a cycle without overruns before measuring. */
-export const SETTLE_CYCLES = 4;
+export const SETTLE_CYCLES = 3;
 
 interface Flip {
   key: string;
