@@ -511,7 +511,7 @@ export function renderBlock(results: readonly StoredResult[], machine: Machine, 
   ];
   for (const r of results) {
     lines.push(
-      `| ${sizeCell(r)} | ${count(r.spec.vehicles)} + ${count(r.spec.robots)} | ${r.spec.intervalMs / 1000} s × ${r.spec.cycles} | ${count(r.pollsPerSecond)} | ${us(r.fleetwatch.cpuPerPoll)} | ${us(r.redis.cpuPerPoll)} | ${r.fleetwatch.cores.toFixed(2)} | ${ms(r.latency.beyondPoll.p50)} / ${ms(r.latency.beyondPoll.p99)} | ${ms(r.latency.changeToWebhook.p50)} / ${ms(r.latency.changeToWebhook.p99)} | ${mb(r.memory.maxRss)} | ${mb(r.memory.maxRssPerThousand)} | ${r.cycles.withinInterval ? 'yes' : `no (${r.cycles.overruns} overruns, ${r.cycles.leaseHeld} skipped)`} |`,
+      `| ${sizeCell(r)} | ${count(r.spec.vehicles)} + ${count(r.spec.robots)} | ${r.spec.intervalMs / 1000} s × ${r.spec.cycles} | ${count(r.pollsPerSecond)} | ${us(r.fleetwatch.cpuPerPoll)} | ${us(r.redis.cpuPerPoll)} | ${r.fleetwatch.cores.toFixed(2)} | ${ms(r.latency.beyondPoll.p50)} / ${ms(r.latency.beyondPoll.p99)} | ${ms(r.latency.changeToWebhook.p50)} / ${ms(r.latency.changeToWebhook.p99)} | ${mb(r.memory.maxRss)} | ${mb(r.memory.maxRssPerThousand)} | ${r.cycles.withinInterval ? 'yes' : `no (${cycleMisses(r, false)})`} |`,
     );
   }
   lines.push(
