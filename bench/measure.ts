@@ -452,7 +452,18 @@ export async function measureSize(
     const arrivals = [...firstArrival.entries()];
     const observations = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_observations_total');
     const overruns = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_cycle_overrun_total');
-    const leaseHeld = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="lease_held"');
+    // The upstream poller runs on every replica and its lease lets one of them judge each window:
+    // with N replicas, N - 1 of its runs per tick find the lease held by design. Entity and list
+    // polls are what must never find theirs held.
+    const leaseHeld =
+      delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="lease_held"') -
+      delta(
+        metricsBefore,
+        metricsAfter,
+        'fleetwatch_poll_jobs_total',
+        'result="lease_held"',
+        'poller="upstream"',
+      );
     const staleTicks = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="skipped"');
     const gcSeconds = delta(metricsBefore, metricsAfter, 'fleetwatch_nodejs_gc_duration_seconds_sum');
     const scavenges = delta(
