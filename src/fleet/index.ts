@@ -23,7 +23,6 @@ export {
   type Presence,
   type RejectedView,
   type RobotView,
-  readFleet,
   readMembership,
   type VehicleView,
 } from './read-model.js';

@@ -445,8 +445,3 @@ export class FleetReadModel {
     return views;
   }
 }
-
-/** One reading of the fleet for the gauges (see `FleetReadModel.readFleet`). */
-export function readFleet(store: FleetStore, options: FleetReadModelOptions = {}): Promise<FleetReading> {
-  return new FleetReadModel(store, options).readFleet();
-}
