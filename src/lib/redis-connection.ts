@@ -77,7 +77,7 @@ export interface ConnectionOptions {
   /** Do not connect until the first command or `connect()`. */
   lazyConnect?: boolean;
   /** Extra ioredis options (never `keyPrefix`: BullMQ forbids it; use key prefixes instead). */
-  redis?: Omit<RedisOptions, 'keyPrefix'>;
+  redis?: Omit<RedisOptions, 'keyPrefix' | 'replyMapping'>;
 }
 
 const RETRY_BASE_MS = 100;
@@ -100,7 +100,10 @@ function rememberPassword(url: string): void {
   }
 }
 
-function baseOptions(role: ConnectionRole, options: ConnectionOptions): RedisOptions {
+/** One client's options: ioredis' own, in its default (legacy) reply shapes, which all code here reads. */
+type ClientOptions = RedisOptions & { replyMapping?: 'legacy' };
+
+function baseOptions(role: ConnectionRole, options: ConnectionOptions): ClientOptions {
   return {
     connectionName: `fleetwatch:${options.name ?? role}`,
     lazyConnect: options.lazyConnect ?? false,
@@ -187,11 +190,47 @@ function clusterOptions(
   };
 }
 
+/** The two steps of ioredis' own close that its `disconnect()` skips while it waits to reconnect. */
+interface ClosingSteps {
+  setStatus?: (status: 'end') => void;
+  flushQueue?: (error: Error) => void;
+}
+
+/**
+ * ioredis' client, whose `disconnect()` always ends it and settles every command it still holds
+ * (they reject with "Connection is closed."), and whose duplicates (BullMQ's blocking connections)
+ * are of the same kind.
+ *
+ * Why: called while the client waits to reconnect, ioredis' `disconnect()` cancels the reconnect,
+ * but the socket is already closed, so no close event ever comes to end the client; whatever waits
+ * for its `end` and every command in its offline queue stay pending for good (redis/ioredis#2169).
+ * A BullMQ worker whose Redis went away then never closes: it awaits its blocking connection's
+ * `end`, and its lock timers keep a stopped process alive. Here the client is ended the way that
+ * close event would have ended it. Its test fails if an ioredis upgrade changes either step.
+ */
+export class EndingRedis extends Redis {
+  override disconnect(reconnect = false): void {
+    super.disconnect(reconnect);
+    if (reconnect || this.status !== 'reconnecting') return;
+    const steps = this as unknown as ClosingSteps;
+    if (typeof steps.setStatus !== 'function' || typeof steps.flushQueue !== 'function') return;
+    steps.setStatus.call(this, 'end');
+    steps.flushQueue.call(this, new Error('Connection is closed.'));
+  }
+}
+
+// ioredis' own `duplicate` builds a plain Redis; BullMQ duplicates a worker's connection for its
+// blocking reads, and those must end as well. Set on the prototype, with the base method's type:
+// its return type is generic in the reply mapping, which these options never change.
+EndingRedis.prototype.duplicate = function duplicate(this: EndingRedis, override?: Partial<ClientOptions>) {
+  return new EndingRedis({ ...(this.options as ClientOptions), ...override });
+} as Redis['duplicate'];
+
 function create(role: ConnectionRole, endpoint: RedisEndpoint, options: ConnectionOptions): RedisClient {
   for (const url of endpointUrls(endpoint)) rememberPassword(url);
   const redis =
     typeof endpoint === 'string'
-      ? new Redis(endpoint, baseOptions(role, options))
+      ? new EndingRedis(endpoint, baseOptions(role, options))
       : new Cluster([...endpoint.cluster], clusterOptions(role, endpoint.cluster, options));
   attachErrorLogging(redis, options.name ?? role, options.logger);
   return redis;

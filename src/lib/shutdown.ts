@@ -29,10 +29,15 @@ export interface CloseWorkerOptions {
   name: string;
 }
 
+/** How long a close waits after `onForce`. */
+const FORCE_WAIT_MS = 2_000;
+
 /**
  * Closes a BullMQ worker: stops taking jobs and lets active ones finish within `graceMs`; after
- * that calls `onForce` (so the jobs' work aborts), gives them a moment and force-closes. Never
- * hangs for long, even when Redis is away.
+ * that calls `onForce` (so the jobs' work aborts) and gives them a moment. Takes at most `graceMs`
+ * + 2 s, even when Redis is away. (`worker.close(true)` is no way out: once a close is under way
+ * BullMQ hands back the same pending close.) A job left unfinished keeps its lock until
+ * `lockDuration` runs out and another replica, or the next start, takes it again.
  */
 export async function closeWorker(
   worker: Worker,
@@ -45,7 +50,6 @@ export async function closeWorker(
     'jobs still running after the shutdown grace; aborting them',
   );
   options.onForce?.();
-  if (await settlesWithin(closing, 2_000)) return 'forced';
-  await settlesWithin(worker.close(true), 2_000);
+  await settlesWithin(closing, FORCE_WAIT_MS);
   return 'forced';
 }

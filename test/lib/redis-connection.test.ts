@@ -7,6 +7,7 @@ import {
   retryDelay,
   waitForReady,
 } from '../../src/lib/redis-connection.js';
+import { freePort } from '../support/private-redis.js';
 import { connect, killClientByName, redisUrl } from '../support/redis.js';
 
 describe('retryDelay', () => {
@@ -80,5 +81,49 @@ describe('connections', () => {
     await closeQuietly([redis, undefined]);
     await closeQuietly(redis);
     expect(redis.status).toBe('end');
+  });
+
+  it('closing a worker connection that waits to reconnect settles the commands it queued', async () => {
+    // Nothing listens there: the client keeps reconnecting and queues commands meanwhile.
+    const redis = createWorkerConnection(`redis://127.0.0.1:${await freePort()}`, { name: 'test-away' });
+    await new Promise<void>((resolve) => redis.once('reconnecting', () => resolve()));
+    expect(redis.status).toBe('reconnecting');
+    const queued = redis.get('anything').then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()));
+    await closeQuietly(redis);
+    expect(redis.status).toBe('end');
+    await ended;
+    expect(await queued).toBe('Connection is closed.');
+  });
+
+  it('ends a duplicate (a BullMQ blocking connection) that waits to reconnect', async () => {
+    const redis = createWorkerConnection(`redis://127.0.0.1:${await freePort()}`, {
+      name: 'test-away',
+      lazyConnect: true,
+    });
+    const copy = redis.duplicate({ connectionName: 'test-copy', lazyConnect: false });
+    try {
+      expect(copy.options.connectionName).toBe('test-copy');
+      await new Promise<void>((resolve) => copy.once('reconnecting', () => resolve()));
+      const ended = new Promise<void>((resolve) => copy.once('end', () => resolve()));
+      copy.disconnect();
+      await ended;
+      expect(copy.status).toBe('end');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('a connected client still ends by its own close', async () => {
+    const redis = createWorkerConnection(redisUrl(), { name: 'test-now' });
+    await waitForReady(redis, { timeoutMs: 5_000 });
+    const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()));
+    redis.disconnect();
+    await ended;
+    expect(redis.status).toBe('end');
+    await expect(redis.ping()).rejects.toThrow(/closed/);
   });
 });

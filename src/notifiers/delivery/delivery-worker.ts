@@ -186,8 +186,8 @@ export class DeliveryWorker {
 
   /**
    * Stops taking notifications and lets the one under way finish within `graceMs`; after that its
-   * send is aborted (no attempt is counted; it goes out again on the next start) and the worker is
-   * force-closed.
+   * send is aborted (no attempt is counted; it goes out again on the next start), with 2 s to wind
+   * up (`closeWorker`).
    */
   async close(graceMs = 10_000): Promise<'graceful' | 'forced'> {
     try {
