@@ -163,7 +163,7 @@ export function throttledWarn(
  * (a Cluster's nodes share them; the nodes it discovers are given no URL of their own) and the
  * role's options. The Cluster itself reconnects (`clusterRetryStrategy`) and queues offline.
  */
-function nodeCredentials(url: string): RedisOptions {
+function nodeCredentials(url: string): ClientOptions {
   try {
     const parsed = new URL(url);
     return {
@@ -180,7 +180,7 @@ function clusterOptions(
   role: ConnectionRole,
   nodes: readonly string[],
   options: ConnectionOptions,
-): ClusterOptions {
+): ClusterOptions & { redisOptions?: ClientOptions } {
   const { lazyConnect, retryStrategy: _perNode, ...node } = baseOptions(role, options);
   return {
     lazyConnect: lazyConnect ?? false,
@@ -196,42 +196,66 @@ interface ClosingSteps {
   flushQueue?: (error: Error) => void;
 }
 
-/**
- * ioredis' client, whose `disconnect()` always ends it and settles every command it still holds
- * (they reject with "Connection is closed."), and whose duplicates (BullMQ's blocking connections)
- * are of the same kind.
+/** Ends a client the way its close event would have: status `end`, queued commands rejected. */
+function endStranded(client: Redis | Cluster): void {
+  const steps = client as unknown as ClosingSteps;
+  if (typeof steps.setStatus !== 'function' || typeof steps.flushQueue !== 'function') return;
+  steps.setStatus.call(client, 'end');
+  steps.flushQueue.call(client, new Error('Connection is closed.'));
+}
+
+/*
+ * ioredis' clients, whose `disconnect()` always ends them and settles every command they still
+ * hold (they reject with "Connection is closed."), and whose duplicates (BullMQ's blocking
+ * connections) are of the same kind.
  *
- * Why: called while the client waits to reconnect, ioredis' `disconnect()` cancels the reconnect,
- * but the socket is already closed, so no close event ever comes to end the client; whatever waits
- * for its `end` and every command in its offline queue stay pending for good (redis/ioredis#2169).
- * A BullMQ worker whose Redis went away then never closes: it awaits its blocking connection's
- * `end`, and its lock timers keep a stopped process alive. Here the client is ended the way that
- * close event would have ended it. Its test fails if an ioredis upgrade changes either step.
+ * Why: called while a client waits to reconnect, ioredis' `disconnect()` cancels the reconnect,
+ * but the socket (a Cluster's every node) is already closed, so no close event ever comes to end
+ * the client; whatever waits for its `end` and every command in its offline queue stay pending
+ * for good (redis/ioredis#2169). A BullMQ worker whose Redis went away then never closes: it
+ * awaits its blocking connection's `end`, and its lock timers keep a stopped process alive. Their
+ * tests fail if an ioredis upgrade changes either step.
  */
+
+/** A single server's client (see above). */
 export class EndingRedis extends Redis {
   override disconnect(reconnect = false): void {
     super.disconnect(reconnect);
-    if (reconnect || this.status !== 'reconnecting') return;
-    const steps = this as unknown as ClosingSteps;
-    if (typeof steps.setStatus !== 'function' || typeof steps.flushQueue !== 'function') return;
-    steps.setStatus.call(this, 'end');
-    steps.flushQueue.call(this, new Error('Connection is closed.'));
+    if (!reconnect && this.status === 'reconnecting') endStranded(this);
   }
 }
 
-// ioredis' own `duplicate` builds a plain Redis; BullMQ duplicates a worker's connection for its
-// blocking reads, and those must end as well. Set on the prototype, with the base method's type:
-// its return type is generic in the reply mapping, which these options never change.
-EndingRedis.prototype.duplicate = function duplicate(this: EndingRedis, override?: Partial<ClientOptions>) {
-  return new EndingRedis({ ...(this.options as ClientOptions), ...override });
+/** A Redis Cluster's client (see above). */
+export class EndingCluster extends Cluster {
+  override disconnect(reconnect = false): void {
+    const waiting = this.status === 'reconnecting';
+    super.disconnect(reconnect);
+    if (!reconnect && waiting) endStranded(this);
+  }
+}
+
+// ioredis' own `duplicate` builds a plain client: the copies are given this kind's methods (they
+// add no state). Set on the prototypes, with the base methods' types: their return types are
+// generic in the reply mapping, which these options never change.
+EndingRedis.prototype.duplicate = function duplicate(
+  this: EndingRedis,
+  ...args: Parameters<Redis['duplicate']>
+) {
+  return Object.setPrototypeOf(Redis.prototype.duplicate.apply(this, args), EndingRedis.prototype);
 } as Redis['duplicate'];
+EndingCluster.prototype.duplicate = function duplicate(
+  this: EndingCluster,
+  ...args: Parameters<Cluster['duplicate']>
+) {
+  return Object.setPrototypeOf(Cluster.prototype.duplicate.apply(this, args), EndingCluster.prototype);
+} as Cluster['duplicate'];
 
 function create(role: ConnectionRole, endpoint: RedisEndpoint, options: ConnectionOptions): RedisClient {
   for (const url of endpointUrls(endpoint)) rememberPassword(url);
   const redis =
     typeof endpoint === 'string'
       ? new EndingRedis(endpoint, baseOptions(role, options))
-      : new Cluster([...endpoint.cluster], clusterOptions(role, endpoint.cluster, options));
+      : new EndingCluster([...endpoint.cluster], clusterOptions(role, endpoint.cluster, options));
   attachErrorLogging(redis, options.name ?? role, options.logger);
   return redis;
 }

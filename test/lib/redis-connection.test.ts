@@ -4,6 +4,8 @@ import {
   createProducerConnection,
   createWorkerConnection,
   duplicateForBlocking,
+  EndingCluster,
+  EndingRedis,
   retryDelay,
   waitForReady,
 } from '../../src/lib/redis-connection.js';
@@ -107,6 +109,8 @@ describe('connections', () => {
     const copy = redis.duplicate({ connectionName: 'test-copy', lazyConnect: false });
     try {
       expect(copy.options.connectionName).toBe('test-copy');
+      expect(copy).toBeInstanceOf(EndingRedis);
+      copy.on('error', () => {});
       await new Promise<void>((resolve) => copy.once('reconnecting', () => resolve()));
       const ended = new Promise<void>((resolve) => copy.once('end', () => resolve()));
       copy.disconnect();
@@ -115,6 +119,28 @@ describe('connections', () => {
     } finally {
       redis.disconnect();
     }
+  });
+
+  it('closing a Cluster client that waits to reconnect settles the commands it queued', async () => {
+    const cluster = createWorkerConnection(
+      { cluster: [`redis://127.0.0.1:${await freePort()}`] },
+      { name: 'test-away' },
+    );
+    if (!(cluster instanceof EndingCluster)) throw new Error('a Cluster endpoint gives an EndingCluster');
+    await new Promise<void>((resolve) => cluster.once('reconnecting', () => resolve()));
+    const queued = cluster.get('anything').then(
+      () => 'answered',
+      (error: Error) => error.message,
+    );
+    const ended = new Promise<void>((resolve) => cluster.once('end', () => resolve()));
+    cluster.disconnect();
+    await ended;
+    expect(cluster.status).toBe('end');
+    expect(await queued).toBe('Connection is closed.');
+    // A duplicate (how BullMQ makes its blocking connections) is of the same kind.
+    const copy = cluster.duplicate([], { lazyConnect: true });
+    expect(copy).toBeInstanceOf(EndingCluster);
+    copy.disconnect();
   });
 
   it('a connected client still ends by its own close', async () => {
