@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -450,6 +450,14 @@ export async function measureSize(
       if (!firstArrival.has(key)) firstArrival.set(key, arrival);
     }
     const arrivals = [...firstArrival.entries()];
+    // Kept with the logs: which changes were slow, and where in the cycle they were observed.
+    writeFileSync(
+      join(workDir, 'arrivals.json'),
+      JSON.stringify({
+        intervalMs: spec.intervalMs,
+        arrivals: arrivals.map(([key, a]) => ({ ...a, changedAt: expected.get(key) })),
+      }),
+    );
     const observations = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_observations_total');
     const overruns = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_cycle_overrun_total');
     // The upstream poller runs on every replica and its lease lets one of them judge each window:
