@@ -75,8 +75,8 @@ import { ConfigReloader, type ReloadTrigger } from './reload.js';
  * as a list of components started in order (`lib/lifecycle.ts`). `stop()` (or the `signal`
  * aborting) stops them in the reverse order: HTTP, metrics sources, ticking; poll jobs under way
  * get what is left of `worker.shutdown_grace` (then their upstream reads are aborted, with 2 s to
- * wind up; `lib/shutdown.ts`); the relay stops after its current batch; then the events worker, the notification
- * step, delivery, queues, connections and the upstream client.
+ * wind up; `lib/shutdown.ts`); the relay stops after its current batch; then the events worker,
+ * the notification step, delivery, queues, connections and the upstream client.
  *
  * `reload()` (SIGHUP, `POST /-/reload`; see reload.ts) reads the config file again through
  * `configSource` and hands its live sections to delivery, the notification step, the poll runner

@@ -17,11 +17,12 @@ import { ScrapedGauges } from './cache.js';
 /**
  * The fleet gauges, filled at scrape time (each gauge's `collect`) from one cached `FleetReading`
  * (`FleetReadModel.readFleet`, one model kept while bound): a scrape reads the fleet at most once
- * per `cacheMs`, however many gauges and however many scrapers. A reading is applied to all gauges once; the per-entity gauges are reset
- * first, so a vehicle or robot that left the fleet leaves the exposition. When the store cannot be
- * read, the gauges keep the last reading (`fleetwatch_fleet_read_timestamp_seconds` shows its
- * age) and `fleetwatch_metrics_collect_errors_total{source="fleet"}` counts the failure; before
- * the first good reading they show nothing.
+ * per `cacheMs`, however many gauges and however many scrapers. A reading is applied to all gauges
+ * once; the per-entity gauges are reset first, so a vehicle or robot that left the fleet leaves
+ * the exposition. When the store cannot be read, the gauges keep the last reading
+ * (`fleetwatch_fleet_read_timestamp_seconds` shows its age) and
+ * `fleetwatch_metrics_collect_errors_total{source="fleet"}` counts the failure; before the first
+ * good reading they show nothing.
  *
  * The same reading holds the monitor's own upstream health (`fleetwatch_upstream_degraded`): the
  * `upstream` poller's snapshots (`fleet` ref `upstream/<name>`), alerting exactly while their
