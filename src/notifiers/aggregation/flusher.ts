@@ -21,7 +21,9 @@ import { dueAt, flush, reminders } from './groups.js';
  * group whose flusher died comes due again when the lease runs out. The set is polled every
  * `pollMs` (1 s); a wake time written by this process's dispatcher also arms a timer for exactly
  * then (`hint`), so a 30 s `group_wait` is kept to the millisecond on the replica that saw the
- * event, and to within `pollMs` on any other.
+ * event, and to within `pollMs` on any other. A group that comes due while a look is under way
+ * gets a look of its own at once (up to `MAX_LOOKS` in parallel), not a place behind that look's
+ * groups.
  *
  * One look at a group, in two writes around the hand-off:
  * 0. the events the look may send are judged by the muting mechanism (`Mutes.judge`: silenced, in
@@ -39,6 +41,9 @@ import { dueAt, flush, reminders } from './groups.js';
  * An idle group (nothing pending, no open incident, nothing outgoing) is deleted once its idle
  * grace (`max(group_interval, idleGraceMinMs)`) has passed.
  */
+
+/** Looks at the wake set that may run at once in one process (see `#tick`). */
+const MAX_LOOKS = 4;
 
 export interface FlusherHooks {
   /** Just before a notification is handed to delivery; throwing aborts the hand-off (tests: a crash). */
@@ -116,7 +121,8 @@ export class Flusher {
   #running = false;
   #timer: NodeJS.Timeout | undefined;
   #timerAt = Number.POSITIVE_INFINITY;
-  #ticking: Promise<void> | undefined;
+  /** Looks under way (at most `MAX_LOOKS`), and whether one more is wanted once one ends. */
+  readonly #looks = new Set<Promise<void>>();
   #again = false;
 
   constructor(options: FlusherOptions) {
@@ -144,7 +150,7 @@ export class Flusher {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#timerAt = Number.POSITIVE_INFINITY;
-    await this.#ticking;
+    await Promise.all(this.#looks);
   }
 
   /** A group is due at `wakeAt`: look then rather than at the next poll. */
@@ -312,23 +318,33 @@ export class Flusher {
     }, delayMs);
   }
 
+  /**
+   * Starts a look. A group that comes due while another look is under way (a busy moment: that
+   * look may hold twenty groups) is claimed by a look of its own at once rather than after the
+   * running one: claims lease their keys, so looks in parallel never take the same group. At most
+   * `MAX_LOOKS` run at once; past that, one more follows when one ends.
+   */
   #tick(): void {
-    if (this.#ticking) {
+    if (this.#looks.size >= MAX_LOOKS) {
       this.#again = true;
       return;
     }
-    this.#ticking = (async () => {
-      do {
-        this.#again = false;
-        try {
-          await this.runOnce();
-        } catch (error) {
+    const look: Promise<void> = this.runOnce()
+      .then(
+        () => undefined,
+        (error: unknown) => {
           this.#warn({ err: (error as Error).message }, 'cannot read due notification groups; retrying');
+        },
+      )
+      .finally(() => {
+        this.#looks.delete(look);
+        if (!this.#running) return;
+        if (this.#again) {
+          this.#again = false;
+          this.#tick();
         }
-      } while (this.#again && this.#running);
-    })().finally(() => {
-      this.#ticking = undefined;
-      this.#arm(this.#pollMs);
-    });
+        this.#arm(this.#pollMs);
+      });
+    this.#looks.add(look);
   }
 }

@@ -173,4 +173,45 @@ describe('flushing groups', () => {
     });
     expect(rig.posts()).toHaveLength(1);
   });
+
+  it('a group that comes due while another look is under way is not kept waiting behind it', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const blocked: string[] = [];
+    const replica = await rig.replica({
+      route: route({ group_by: ['...'], group_wait: 0 }),
+      hooks: {
+        // The first vehicle's hand-off hangs, and with it the look that took its group.
+        beforeHandOff: async (notification) => {
+          if (notification.events.some((event) => event.subject === 'vehicle/veh-0060')) {
+            blocked.push(notification.id);
+            await held;
+          }
+        },
+      },
+    });
+    await replica.dispatch(vpnLost('veh-0060'));
+    await eventually(
+      async () => blocked.length,
+      (count) => count === 1,
+    );
+    await replica.dispatch(vpnLost('veh-0061'));
+    await eventually(
+      async () => rig.delivered.map((notification) => notification.events[0]?.subject),
+      (subjects) => subjects.includes('vehicle/veh-0061'),
+      { timeoutMs: 5_000 },
+    );
+    expect(rig.delivered.map((notification) => notification.events[0]?.subject)).toEqual([
+      'vehicle/veh-0061',
+    ]);
+
+    release();
+    await eventually(
+      async () => rig.delivered.length,
+      (count) => count === 2,
+    );
+    expect(blocked).toHaveLength(1);
+  });
 });
