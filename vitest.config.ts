@@ -27,7 +27,7 @@ const UNIT_WORKERS = Math.min(8, 2 * availableParallelism());
 export default defineConfig({
   test: {
     // Set on the root only: it runs once, and every project sees what it provides (the Redis URL).
-    globalSetup: ['test/setup/global-redis.ts', 'test/setup/console.ts'],
+    globalSetup: ['test/setup/global-redis.ts', 'test/setup/console.ts', 'test/setup/cli.ts'],
     projects: [
       {
         test: {

@@ -11,6 +11,6 @@ export default defineConfig({
     fileParallelism: false,
     testTimeout: 240_000,
     hookTimeout: 60_000,
-    globalSetup: ['test/setup/global-redis.ts', 'test/resilience/global-setup.ts'],
+    globalSetup: ['test/setup/global-redis.ts', 'test/setup/cli.ts', 'test/resilience/global-setup.ts'],
   },
 });

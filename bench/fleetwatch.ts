@@ -110,6 +110,16 @@ export function sumOf(samples: Samples, name: string, ...labels: string[]): numb
   return total;
 }
 
+/**
+ * The environment the container image gives `fleetwatch run` beyond its config (the Dockerfile's
+ * `ENV`; test/deploy/containers.test.ts holds the two together): fleetwatch is measured as it runs
+ * there. glibc's malloc thresholds, fixed: see the Dockerfile.
+ */
+export const IMAGE_ENV: Readonly<Record<string, string>> = {
+  MALLOC_TRIM_THRESHOLD_: '131072',
+  MALLOC_MMAP_THRESHOLD_: '131072',
+};
+
 export class FleetwatchProcess {
   readonly process: BenchProcess;
   readonly #base: string;
@@ -138,7 +148,7 @@ export class FleetwatchProcess {
       process.execPath,
       [...(options.nodeArgs ?? []), ...profile, join(options.root, 'bin/fleetwatch.js'), 'run'],
       {
-        env: { ...process.env, FLEETWATCH_CONFIG: configFile },
+        env: { ...process.env, ...IMAGE_ENV, FLEETWATCH_CONFIG: configFile },
         logFile: join(options.workDir, `${name}.log`),
       },
     );

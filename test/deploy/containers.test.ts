@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { IMAGE_ENV } from '../../bench/fleetwatch.js';
 import { loadConfig } from '../../src/config/index.js';
 import { SecretRegistry } from '../../src/log/secrets.js';
 import {
@@ -190,6 +191,13 @@ describe('Dockerfile', () => {
     expect(installs).toHaveLength(1);
     expect(installs[0]!.args).toMatch(/npm ci --omit=dev/);
     expect(inRuntime('COPY').find((i) => i.args.startsWith('--from=build'))?.args).toMatch(/\/app\/dist/);
+  });
+
+  it('sets the environment the benchmark measures fleetwatch with (malloc thresholds)', () => {
+    const env = Object.fromEntries(
+      inRuntime('ENV').flatMap((i) => [...i.args.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])),
+    );
+    for (const [name, value] of Object.entries(IMAGE_ENV)) expect(env[name], name).toBe(value);
   });
 
   it('runs as the node user under tini, node directly (not npm start)', () => {

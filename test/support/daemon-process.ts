@@ -188,15 +188,11 @@ export class DaemonProcess {
     });
     const childEnv: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', ...env };
     delete childEnv.FLEETWATCH_CONFIG;
-    this.child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/run.ts', 'run', '--config', configFile],
-      {
-        cwd: REPO_ROOT,
-        env: childEnv,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    this.child = spawn(process.execPath, ['bin/fleetwatch.js', 'run', '--config', configFile], {
+      cwd: REPO_ROOT,
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child.stdout?.setEncoding('utf8');
     this.child.stderr?.setEncoding('utf8');
     this.#capture(this.child.stdout, 'out');

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { type Daemon, startDaemon } from '../../daemon/index.js';
+import { limitHeapGrowth } from '../../lib/heap-growth.js';
 import { loadNodemailer } from '../../notifiers/receivers/email/index.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
@@ -33,6 +34,7 @@ export function registerRunCommand(program: Command, context: CliContext): void 
         else hungUpEarly = true;
       };
       process.on('SIGHUP', onHangUp);
+      limitHeapGrowth();
       try {
         // The config first: it sets the log level (info by default).
         const config = context.config();

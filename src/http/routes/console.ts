@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { PACKAGE_ROOT } from '../../version.js';
 import type { RouteContext } from '../context.js';
 import { notFound } from '../errors.js';
 import { parse, pathId } from '../validate.js';
@@ -29,7 +30,7 @@ export const CONSOLE_CSP = [
 ].join('; ');
 
 /** Where `npm run build` puts the console: beside `src/` and `dist/` alike, under the package root. */
-export const CONSOLE_DIR = fileURLToPath(new URL('../../../dist/console/', import.meta.url));
+export const CONSOLE_DIR = `${join(PACKAGE_ROOT, 'dist', 'console')}${sep}`;
 
 const TYPES: Record<string, string> = {
   'app.js': 'text/javascript; charset=utf-8',

@@ -1,18 +1,18 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { redisServerAvailable } from '../../support/private-redis.js';
 import { eventually } from '../../support/redis.js';
 
 /**
  * A benchmark stopped by SIGTERM or Ctrl-C leaves nothing running: its redis-server, simulator
  * and fleetwatch (and the webhook receiver, which lives in the benchmark's own process) go with it.
- * The benchmark runs fleetwatch from dist/ (`npm run bench` builds first); on a checkout that was
- * never built, the test compiles it once itself, so `npm ci && npm test` works on a fresh clone.
+ * The benchmark runs fleetwatch from its bundle in dist/bin/ (`npm run bench` builds first; the
+ * tests' global setup builds it, so `npm ci && npm test` works on a fresh clone).
  */
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -62,18 +62,6 @@ function descendants(root: number): Array<{ pid: number; command: string }> {
 }
 
 describe.skipIf(!redisServerAvailable())('a benchmark that is stopped', () => {
-  beforeAll(() => {
-    if (existsSync(join(ROOT, 'dist/cli/run.js'))) return;
-    execFileSync(
-      process.execPath,
-      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: ROOT,
-        stdio: 'inherit',
-      },
-    );
-  }, 120_000);
-
   it.each([
     ['SIGTERM', 143],
     ['SIGINT', 130],

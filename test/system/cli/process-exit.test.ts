@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 function fleetwatch(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/fleetwatch.js', ...args], {
     cwd: ROOT,
     env: { ...process.env, FLEETWATCH_CONFIG: config, FLEET_SECRET: 'unused-secret', NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],

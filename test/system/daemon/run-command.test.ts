@@ -52,7 +52,7 @@ describe('fleetwatch run', () => {
         log: { format: 'json' },
       }),
     );
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'run', '--config', file], {
+    const child = spawn(process.execPath, ['bin/fleetwatch.js', 'run', '--config', file], {
       cwd: ROOT,
       env: { ...process.env, SIM_SECRET: 'demo-secret', FLEETWATCH_CONFIG: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

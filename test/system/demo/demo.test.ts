@@ -15,7 +15,7 @@ const WANTED = {
 } as const;
 
 function startDemo(env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/run.ts', 'demo', '--port', '0'], {
+  const child = spawn(process.execPath, ['bin/fleetwatch.js', 'demo', '--port', '0'], {
     cwd: ROOT,
     env: { ...process.env, ...env, NO_COLOR: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
