@@ -15,6 +15,8 @@ import { CLIENT_ID, CLIENT_SECRET } from './simulator.js';
  */
 
 export const BENCH_PREFIX = 'fwbench';
+/** The one receiver of the benchmark's config: the loopback webhook receiver. */
+export const BENCH_RECEIVER = 'bench-sink';
 
 export interface FleetwatchOptions {
   root: string;
@@ -73,14 +75,14 @@ export function benchConfig(options: FleetwatchOptions & { httpPort: number }): 
     metrics: { per_entity: false },
     receivers: [
       {
-        name: 'bench-sink',
+        name: BENCH_RECEIVER,
         kind: 'webhook',
         url: options.sinkUrl,
         secrets: [`whsec_${randomBytes(24).toString('base64')}`],
       },
     ],
     notifications: {
-      route: { receiver: 'bench-sink', group_by: ['...'], group_wait: '0s', group_interval: '1s' },
+      route: { receiver: BENCH_RECEIVER, group_by: ['...'], group_wait: '0s', group_interval: '1s' },
     },
   };
 }

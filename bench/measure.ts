@@ -8,8 +8,16 @@ import { Prng } from '../src/simulator/prng.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
 import { stopSignal, track } from './cleanup.js';
 import { type FleetIds, fetchToken, listIds } from './cycle.js';
-import { type FleetwatchProcess, FleetwatchReplicas, type Samples, sumOf } from './fleetwatch.js';
+import {
+  BENCH_PREFIX,
+  BENCH_RECEIVER,
+  type FleetwatchProcess,
+  FleetwatchReplicas,
+  type Samples,
+  sumOf,
+} from './fleetwatch.js';
 import { CpuHog, type HogResult } from './hog.js';
+import { type HopsResult, summariseHops, traceArrivals } from './hops.js';
 import type { BenchMode } from './options.js';
 import { measureOutage, meter, type OutageResult, RedisCommands } from './outage.js';
 import { cpuMicros, RssSampler } from './proc.js';
@@ -88,6 +96,11 @@ export interface SizeResult {
    * was measured have none.
    */
   scrapes?: { count: number; maxAgeMs: number; medianAgeMs: number; maxReadMs: number; misses: number };
+  /**
+   * Beyond the poll stage by stage, read back from Redis after the measured changes (hops.ts).
+   * Results written before it was measured have none.
+   */
+  hops?: HopsResult;
   events: number;
   deliveries: number;
   undici: UndiciResult;
@@ -458,6 +471,19 @@ export async function measureSize(
         arrivals: arrivals.map(([key, a]) => ({ ...a, changedAt: expected.get(key) })),
       }),
     );
+    // Read while the size's Redis still runs: a trace that fails leaves the table out, not the size.
+    const hops = await traceArrivals(
+      redis.urls,
+      BENCH_PREFIX,
+      BENCH_RECEIVER,
+      arrivals.map(([, arrival]) => arrival),
+    ).then(
+      (traces) => summariseHops(traces, arrivals.length),
+      (error: unknown) => {
+        log(`could not trace the changes through Redis: ${(error as Error).message}`);
+        return undefined;
+      },
+    );
     const observations = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_observations_total');
     const overruns = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_cycle_overrun_total');
     // The upstream poller runs on every replica and its lease lets one of them judge each window:
@@ -562,6 +588,7 @@ export async function measureSize(
           'source="fleet"',
         ),
       },
+      ...(hops ? { hops } : {}),
       events,
       deliveries: sink.deliveries,
       undici,

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
 import type { ConsoleResult } from './console.js';
+import { HOPS } from './hops.js';
 import type { IdleResult } from './idle.js';
 import type { SizeResult } from './measure.js';
 import type { BenchMode } from './options.js';
@@ -417,6 +418,39 @@ function gcRows(
   return lines;
 }
 
+/** Beyond the poll stage by stage (bench/hops.ts), for the results that measured it. */
+function hopRows(
+  results: readonly SizeResult[],
+  sizeCell: (r: SizeResult) => string,
+  sizeHead: string,
+  sizeRule: string,
+): string[] {
+  const measured = results.filter((r) => r.hops !== undefined);
+  if (measured.length === 0) return [];
+  const ms = (value: number) => (Number.isFinite(value) ? `${Math.round(value)}` : '—');
+  const lines = [
+    '',
+    '### Beyond the poll, stage by stage',
+    '',
+    'Each measured change traced through fleetwatch from what Redis keeps (the event log’s entry id is the commit’s time; BullMQ keeps each job’s added, started and finished times): p50 / p99 in ms of each stage, then the slowest change’s stages.',
+    '',
+    `| ${sizeHead} | traced | ${HOPS.map((hop) => hop.name).join(' | ')} |`,
+    `|${sizeRule}|---|${HOPS.map(() => '---').join('|')}|`,
+  ];
+  for (const r of measured) {
+    const hops = r.hops!;
+    lines.push(
+      `| ${sizeCell(r)} | ${hops.traced} of ${hops.of} | ${hops.hops.map((hop) => `${ms(hop.p50Ms)} / ${ms(hop.p99Ms)}`).join(' | ')} |`,
+    );
+    const slowest = hops.slowest[0];
+    if (slowest)
+      lines.push(
+        `| ${sizeCell(r)}, slowest (${ms(slowest.totalMs)} ms) | | ${slowest.hopsMs.map(ms).join(' | ')} |`,
+      );
+  }
+  return lines;
+}
+
 /** The fleet gauges as the window's scrapes saw them, for the results that measured it. */
 function scrapeRows(
   results: readonly SizeResult[],
@@ -532,6 +566,7 @@ export function renderBlock(results: readonly StoredResult[], machine: Machine, 
   lines.push(...clusterRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...gcRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...scrapeRows(results, sizeCell, sizeHead, sizeRule));
+  lines.push(...hopRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
   lines.push('', '### Targets', '', ...targetRows(results, machine, idle), BLOCK_END);
   return lines.join('\n');

@@ -14,6 +14,8 @@ export interface Arrival {
   observedAt: number;
   /** When the webhook call arrived here (epoch ms). */
   arrivedAt: number;
+  /** The notification it came in (the call's `webhook-id`). */
+  notification?: string;
 }
 
 interface CloudEventLike {
@@ -41,7 +43,12 @@ export class WebhookSink {
       req.on('end', () => {
         const arrivedAt = performance.timeOrigin + performance.now();
         res.writeHead(204).end();
-        sink?.receive(Buffer.concat(chunks).toString('utf8'), arrivedAt);
+        const id = req.headers['webhook-id'];
+        sink?.receive(
+          Buffer.concat(chunks).toString('utf8'),
+          arrivedAt,
+          typeof id === 'string' ? id : undefined,
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -54,7 +61,7 @@ export class WebhookSink {
     return `http://127.0.0.1:${port}/fleetwatch`;
   }
 
-  receive(body: string, arrivedAt: number): void {
+  receive(body: string, arrivedAt: number, notification?: string): void {
     this.deliveries += 1;
     let parsed: unknown;
     try {
@@ -70,6 +77,7 @@ export class WebhookSink {
         subject: event.subject,
         observedAt: typeof event.time === 'string' ? Date.parse(event.time) : Number.NaN,
         arrivedAt,
+        ...(notification === undefined ? {} : { notification }),
       });
     }
     for (const wake of this.#waiters) wake();

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { summariseHops } from '../../bench/hops.js';
 import type { SizeResult } from '../../bench/measure.js';
 import { SIZES } from '../../bench/options.js';
 import { BLOCK_END, BLOCK_START, type Machine, renderBlock, type StoredIdle } from '../../bench/report.js';
@@ -180,6 +181,35 @@ describe('the benchmark report', () => {
     expect(block).toContain('| 10k | 14 µs | 7 % | 2.5 |');
     expect(block).not.toContain('| 1k | n/a');
     expect(renderBlock([older], machine)).not.toContain('### Garbage collection');
+  });
+
+  it('shows the time beyond the poll stage by stage for the results that traced it', () => {
+    const spans = [1, 2, 3, 30, 5, 6, 7];
+    const measured = {
+      ...result('10k', 'quiet', { cpuPerPoll: 200, p99: 40 }),
+      hops: summariseHops(
+        [
+          {
+            observed: 0,
+            committed: 1,
+            relayed: 3,
+            dispatching: 6,
+            dispatched: 36,
+            queued: 41,
+            sending: 47,
+            arrived: 54,
+          },
+        ],
+        2,
+      ),
+    };
+    const block = renderBlock([measured], machine);
+    expect(block).toContain('### Beyond the poll, stage by stage');
+    expect(block).toContain(`| 10k | 1 of 2 | ${spans.map((span) => `${span} / ${span}`).join(' | ')} |`);
+    expect(block).toContain(`| 10k, slowest (54 ms) | | ${spans.join(' | ')} |`);
+    expect(renderBlock([result('10k', 'quiet', { cpuPerPoll: 200, p99: 40 })], machine)).not.toContain(
+      'stage by stage',
+    );
   });
 
   it('sets a quiet run beside the contended run of the same size on the same Redis only', () => {
