@@ -82,6 +82,19 @@ end
 return due
 `;
 
+/**
+ * KEYS: wake. ARGV: now, lease until, group key. Takes that one group if it is due at `now`, as
+ * CLAIM_LUA takes any: 1 if taken, 0 if it is not due (or another flusher holds it).
+ */
+const CLAIM_ONE_LUA = `
+local score = redis.call('ZSCORE', KEYS[1], ARGV[3])
+if score and tonumber(score) <= tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+  return 1
+end
+return 0
+`;
+
 /** KEYS: group, wake. ARGV: group key. Drops a wake entry whose group no longer exists. */
 const FORGET_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -92,6 +105,7 @@ return 0
 
 const WRITE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupWrite', lua: WRITE_LUA };
 const CLAIM_SCRIPT: LuaScript = { name: 'fleetwatchNotifyClaim', lua: CLAIM_LUA, numberOfKeys: 1 };
+const CLAIM_ONE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyClaimOne', lua: CLAIM_ONE_LUA, numberOfKeys: 1 };
 const FORGET_SCRIPT: LuaScript = { name: 'fleetwatchNotifyForget', lua: FORGET_LUA, numberOfKeys: 2 };
 
 export interface GroupStoreOptions {
@@ -148,6 +162,15 @@ export class GroupStore {
   async claimDue(now: number, leaseUntil: number, limit: number): Promise<string[]> {
     const due = await runScript(this.#redis, CLAIM_SCRIPT, [this.keys.wake], [now, leaseUntil, limit]);
     return Array.isArray(due) ? due.map(String) : [];
+  }
+
+  /** Takes `groupKey` if it is due at `now`, leased until `leaseUntil` (see `claimDue`). */
+  async claim(groupKey: string, now: number, leaseUntil: number): Promise<boolean> {
+    return (
+      Number(
+        await runScript(this.#redis, CLAIM_ONE_SCRIPT, [this.keys.wake], [now, leaseUntil, groupKey]),
+      ) === 1
+    );
   }
 
   /** Removes the wake entry of a group that no longer exists. */

@@ -165,7 +165,7 @@ export function createNotificationStep(options: NotificationStepOptions): Notifi
     hooks: {
       onSuppressed: (suppressed) => hooks.onSuppressed?.(suppressed),
       onScheduled: (wakeAt, groupKey) => {
-        flusher.hint(wakeAt);
+        flusher.hint(wakeAt, groupKey);
         hooks.onScheduled?.(wakeAt, groupKey);
       },
     },

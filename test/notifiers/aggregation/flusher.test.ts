@@ -214,4 +214,49 @@ describe('flushing groups', () => {
     );
     expect(blocked).toHaveLength(1);
   });
+
+  it('a new event’s group is flushed by itself, not after every group that came due before it', async () => {
+    // Due groups ahead of it, and the look that took the first of them stuck in their hand-offs.
+    const backlog = 150;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const config = route({ group_by: ['...'], group_wait: 0 });
+    const idle = await rig.replica({ route: config, start: false });
+    for (let i = 0; i < backlog; i += 1) await idle.dispatch(vpnLost(`veh-${String(1000 + i)}`));
+    const stuck = new Set<string>();
+    const replica = await rig.replica({
+      route: config,
+      hooks: {
+        beforeHandOff: async (notification) => {
+          if (notification.events.every((event) => event.subject !== 'vehicle/veh-0001')) {
+            stuck.add(notification.id);
+            await held;
+          }
+        },
+      },
+    });
+    try {
+      await eventually(
+        async () => stuck.size,
+        (count) => count >= 8,
+      );
+      // A look started now would take the 50 groups left, oldest first, before this one.
+      await replica.dispatch(vpnLost('veh-0001'));
+      await eventually(
+        async () => rig.delivered.map((notification) => notification.events[0]?.subject),
+        (subjects) => subjects.includes('vehicle/veh-0001'),
+        { timeoutMs: 5_000 },
+      );
+      expect(rig.delivered).toHaveLength(1);
+    } finally {
+      release();
+    }
+    await eventually(
+      async () => rig.delivered.length,
+      (count) => count === backlog + 1,
+      { timeoutMs: 15_000 },
+    );
+  }, 30_000);
 });
