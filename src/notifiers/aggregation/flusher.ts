@@ -174,16 +174,13 @@ export class Flusher {
   hint(wakeAt: number, groupKey?: string): void {
     if (!this.#running) return;
     const delayMs = Math.max(0, wakeAt - this.#groups.now());
-    const own = this.#ownTimers.get(groupKey ?? '');
-    if (
-      groupKey === undefined ||
-      delayMs > OWN_LOOK_WITHIN_MS ||
-      (own === undefined && this.#ownTimers.size >= MAX_OWN_LOOKS)
-    ) {
+    const own = groupKey === undefined ? undefined : this.#ownTimers.get(groupKey);
+    const ownLook = own !== undefined || this.#ownTimers.size < MAX_OWN_LOOKS;
+    if (groupKey === undefined || delayMs > OWN_LOOK_WITHIN_MS || !ownLook) {
       this.#arm(delayMs);
       return;
     }
-    if (own) clearTimeout(own);
+    clearTimeout(own);
     this.#ownTimers.set(
       groupKey,
       setTimeout(() => {
