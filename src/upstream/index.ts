@@ -29,7 +29,15 @@ export {
   type RobotOperationName,
 } from './operations/robot.js';
 export * from './operations/types.js';
-export { backoffDelay, type RetryPolicy, retryDelay, retryPolicyOf, withRetry } from './retry.js';
+export {
+  backoffDelay,
+  RETRY_BUDGET_TOKENS,
+  RetryBudget,
+  type RetryPolicy,
+  retryDelay,
+  retryPolicyOf,
+  withRetry,
+} from './retry.js';
 export { HttpRobotClient, type RobotClient } from './robot-client.js';
 export * from './schemas/robot.js';
 export * from './schemas/token.js';

@@ -11,7 +11,7 @@ import {
   succeeded,
 } from './operation-request.js';
 import type { Operation, OperationResult } from './operations/types.js';
-import { type RetryPolicy, retryLog, retryPolicyOf, withRetry } from './retry.js';
+import { RetryBudget, type RetryPolicy, retryLog, retryPolicyOf, withRetry } from './retry.js';
 
 /**
  * The one call path of the operation table: a row and the caller's arguments become a request
@@ -90,8 +90,12 @@ export interface OperationClientOptions {
 export class OperationRunner {
   readonly policy: RetryPolicy;
   readonly logger: Logger | undefined;
+  /** One per client, so per upstream: the fleet API's failures do not spend the gateway's. */
+  readonly budget = new RetryBudget();
   readonly #bases: ApiBases;
   readonly #api: ApiTransport;
+  /** Whether the last retry decision was cut by the budget (logged when that changes). */
+  #throttled = false;
 
   constructor(options: OperationClientOptions) {
     this.#bases = apiBases(options.config);
@@ -128,10 +132,29 @@ export class OperationRunner {
     const request = this.request(operation, args);
     const attempt = (n: number) => this.once(operation, request, n, whole);
     if (operation.retry === 'never') return attempt(1);
+    const logRetry = retryLog(this.logger, request.ctx);
     return withRetry(attempt, {
       policy: this.policy,
+      budget: this.budget,
       signal: request.signal,
-      onRetry: retryLog(this.logger, request.ctx),
+      onRetry: (info) => {
+        if (this.#throttled) {
+          this.#throttled = false;
+          this.logger?.info(
+            { operation: operation.id },
+            'upstream answering most calls again: failed calls are retried again',
+          );
+        }
+        logRetry(info);
+      },
+      onThrottled: ({ error }) => {
+        if (this.#throttled) return;
+        this.#throttled = true;
+        this.logger?.warn(
+          { operation: operation.id, err: (error as Error).message },
+          'upstream failing for most calls: failed calls are not retried until it answers again',
+        );
+      },
     });
   }
 }

@@ -57,8 +57,47 @@ export interface RetryInfo {
   delayMs: number;
 }
 
+/**
+ * How much retrying an upstream has earned: gRPC's retry throttling. Every attempt that fails
+ * retryably (5xx, time-out, network) takes a token, every other answer gives back a tenth of one,
+ * and retries are made only while more than half of the `RETRY_BUDGET_TOKENS` are left.
+ *
+ * Why: while an upstream fails for everyone, retries add nothing but load, and each holds one of
+ * the `max_in_flight` slots for up to another `request_timeout`: a call with three time-outs in a
+ * row holds its slot for 40 s. The slots then go to retries instead of first attempts, the
+ * counting windows get too few calls to judge the outage (upstream-windows.ts), and the
+ * per-entity incidents it causes wait for that judgement. A few failing entities in a fleet that
+ * answers keep the budget full (each failure is paid back by ten answers); a failing upstream
+ * empties it within a few dozen calls, and its first answers after the outage fill it again.
+ */
+export const RETRY_BUDGET_TOKENS = 100;
+const RETRY_BUDGET_REFUND = 0.1;
+
+export class RetryBudget {
+  #tokens = RETRY_BUDGET_TOKENS;
+
+  /** An attempt was answered (whatever the answer, but a retryable failure). */
+  answered(): void {
+    this.#tokens = Math.min(RETRY_BUDGET_TOKENS, this.#tokens + RETRY_BUDGET_REFUND);
+  }
+
+  /** An attempt failed retryably. */
+  failed(): void {
+    this.#tokens = Math.max(0, this.#tokens - 1);
+  }
+
+  /** Whether a retry may be made now. */
+  allows(): boolean {
+    return this.#tokens > RETRY_BUDGET_TOKENS / 2;
+  }
+}
+
 export interface RetryOptions<T> {
   policy: RetryPolicy;
+  /** Shared by every call to one upstream; without it every retryable failure is retried. */
+  budget?: RetryBudget;
+  /** A retry was not made because the budget is spent. */
+  onThrottled?: (info: Omit<RetryInfo, 'delayMs'>) => void;
   signal?: AbortSignal;
   /** Whether this failure may be retried; default: an `UpstreamError` marked `retryable`. */
   shouldRetry?: (error: unknown) => boolean;
@@ -88,16 +127,26 @@ export async function withRetry<T>(
   options: RetryOptions<T>,
 ): Promise<T> {
   const shouldRetry = options.shouldRetry ?? defaultShouldRetry;
+  const { budget } = options;
   for (let n = 1; ; n++) {
     try {
-      return await attempt(n);
+      const value = await attempt(n);
+      budget?.answered();
+      return value;
     } catch (error) {
       if (options.signal?.aborted) throw error;
+      const retryable = shouldRetry(error);
+      if (retryable) budget?.failed();
+      else budget?.answered();
       if (options.reconcile) {
         const settled = await options.reconcile(error, n);
         if (settled) return settled.value;
       }
-      if (n > options.policy.retries || !shouldRetry(error)) throw error;
+      if (n > options.policy.retries || !retryable) throw error;
+      if (budget && !budget.allows()) {
+        options.onThrottled?.({ error, attempt: n });
+        throw error;
+      }
       const retryAfterMs = error instanceof UpstreamError ? error.retryAfterMs : undefined;
       const delayMs = retryDelay(n - 1, options.policy, retryAfterMs);
       options.onRetry?.({ error, attempt: n, delayMs });

@@ -3,6 +3,8 @@ import { parseRetryAfter } from '../../src/lib/retry-after.js';
 import {
   backoffDelay,
   createUpstream,
+  RETRY_BUDGET_TOKENS,
+  RetryBudget,
   type RetryPolicy,
   retryDelay,
   ServiceUnavailableError,
@@ -77,6 +79,66 @@ describe('backoff', () => {
       ),
     ).rejects.toThrow('boom');
     expect(attempts).toBe(1);
+  });
+});
+
+describe('the retry budget', () => {
+  const policy: RetryPolicy = { retries: 3, baseDelayMs: 0, maxDelayMs: 0 };
+  const failing = (count: { attempts: number }) => async () => {
+    count.attempts += 1;
+    throw new ServiceUnavailableError({ operation: 'x' });
+  };
+
+  it('stops retrying an upstream that fails for most calls, and retries again once it answers', async () => {
+    const budget = new RetryBudget();
+    const count = { attempts: 0 };
+    const throttled: number[] = [];
+    const onThrottled = ({ attempt }: { attempt: number }) => throttled.push(attempt);
+    // Each call fails all its attempts: 4 tokens a call while retries are still made.
+    let calls = 0;
+    while (budget.allows()) {
+      await expect(withRetry(failing(count), { policy, budget, onThrottled })).rejects.toThrow();
+      calls += 1;
+    }
+    expect(count.attempts).toBeLessThanOrEqual(RETRY_BUDGET_TOKENS / 2 + 4);
+    expect(calls).toBeGreaterThan(RETRY_BUDGET_TOKENS / 2 / 4 - 1);
+    // The call that spent it stopped retrying there; now a failing call is tried once, and said so.
+    expect(throttled).toHaveLength(1);
+    throttled.length = 0;
+    count.attempts = 0;
+    await expect(withRetry(failing(count), { policy, budget, onThrottled })).rejects.toThrow();
+    expect(count.attempts).toBe(1);
+    expect(throttled).toEqual([1]);
+    // Answers pay it back (a tenth of a token each), then failures are retried again.
+    for (let i = 0; i < 60; i += 1) await withRetry(async () => 'ok', { policy, budget });
+    count.attempts = 0;
+    await expect(withRetry(failing(count), { policy, budget })).rejects.toThrow();
+    expect(count.attempts).toBe(4);
+  });
+
+  it('is not spent by a few failing calls among many answered ones', async () => {
+    const budget = new RetryBudget();
+    for (let round = 0; round < 200; round += 1) {
+      for (let i = 0; i < 40; i += 1) await withRetry(async () => 'ok', { policy, budget });
+      const count = { attempts: 0 };
+      await expect(withRetry(failing(count), { policy, budget })).rejects.toThrow();
+      expect(count.attempts).toBe(4);
+    }
+  });
+
+  it('is not spent by answers that are not retryable (a 404 is an answer)', async () => {
+    const budget = new RetryBudget();
+    for (let i = 0; i < 3 * RETRY_BUDGET_TOKENS; i += 1) {
+      await expect(
+        withRetry(
+          async () => {
+            throw new Error('not found');
+          },
+          { policy, budget },
+        ),
+      ).rejects.toThrow();
+    }
+    expect(budget.allows()).toBe(true);
   });
 });
 
