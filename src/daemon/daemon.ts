@@ -38,13 +38,14 @@ import {
 } from '../notifiers/dispatch/notification-step.js';
 import { factoryOf } from '../notifiers/receivers/kinds.js';
 import type { PollCounters, PollHooks } from '../pollers/outcome.js';
-import { createPollQueue } from '../pollers/poll-queue.js';
+import { createPollQueues } from '../pollers/poll-queue.js';
 import { createPollWorker, type PollWorker } from '../pollers/poll-worker.js';
+import { POLL_LANES } from '../pollers/poller.js';
 import { POLLER_NAMES } from '../pollers/registry.js';
 import type { PollRunner } from '../pollers/runner.js';
 import { PollScheduler, scheduledPollers } from '../pollers/scheduler.js';
 import { createEventsQueue } from '../queues/events-queue.js';
-import { notifyQueueName, QUEUE_NAMES } from '../queues/names.js';
+import { notifyQueueName, pollQueueName, QUEUE_NAMES } from '../queues/names.js';
 import { storeKeys } from '../store/keys.js';
 import { OutboxRelay } from '../store/outbox-relay.js';
 import { shardCountProblem } from '../store/store-marker.js';
@@ -202,7 +203,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     onCommitted: metrics.hooks.events,
     signal: abort.signal,
   });
-  const pollQueue = createPollQueue({ connection: producer, prefix, logger });
+  const pollQueues = createPollQueues({ connection: producer, prefix, logger });
   const eventsQueue = createEventsQueue({ connection: producer, prefix, logger });
   const notifications = createNotificationStep({
     ...options.notifications,
@@ -242,19 +243,24 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     ...(options.relay?.blockMs === undefined ? {} : { blockMs: options.relay.blockMs }),
     claimIdleMs: options.relay?.claimIdleMs ?? takeover,
   });
-  const pollWorker: PollWorker = createPollWorker({
-    connection: pollConnection,
-    prefix,
-    runner,
-    concurrency: config.worker.concurrency,
-    lockDuration: takeover,
-    stalledInterval: takeover,
-    logger,
-    autorun: false,
-  });
-  pollWorker.on('failed', (job) => metrics.hooks.poll.jobFailed(job?.data?.poller));
+  // One worker per lane: an upstream that hangs holds only its own lane's jobs (see POLL_LANES).
+  const pollWorkers: PollWorker[] = POLL_LANES.map((lane) =>
+    createPollWorker({
+      connection: pollConnection,
+      prefix,
+      lane,
+      runner,
+      concurrency: config.worker.concurrency,
+      lockDuration: takeover,
+      stalledInterval: takeover,
+      logger,
+      autorun: false,
+    }),
+  );
+  for (const worker of pollWorkers)
+    worker.on('failed', (job) => metrics.hooks.poll.jobFailed(job?.data?.poller));
   const scheduler = new PollScheduler({
-    queue: pollQueue,
+    queues: pollQueues,
     plan: (poller, tick) => runner.plan(poller, tick),
     pollers: scheduledPollers(config.pollers),
     // What the poll worker does with a job, minus the queue: a throw is logged, never raised.
@@ -289,7 +295,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     metrics.bind({
       store,
       queues: [
-        { name: QUEUE_NAMES.poll, queue: pollQueue },
+        ...POLL_LANES.map((lane) => ({ name: pollQueueName(lane), queue: pollQueues[lane] })),
         { name: QUEUE_NAMES.events, queue: eventsQueue },
         ...[...notifications.queues].map(([receiver, queue]) => ({
           name: notifyQueueName(receiver),
@@ -369,7 +375,11 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     },
     {
       name: 'queues',
-      stop: () => settlesWithin(Promise.all([pollQueue.close(), eventsQueue.close()]), 2_000),
+      stop: () =>
+        settlesWithin(
+          Promise.all([...POLL_LANES.map((lane) => pollQueues[lane].close()), eventsQueue.close()]),
+          2_000,
+        ),
     },
     {
       // The store marker and the open incidents, read every 2 s: a store emptied under the daemon
@@ -431,15 +441,22 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     {
       name: 'poll worker',
       ...afterRedis,
-      start: () => runWorker(pollWorker),
+      start: () => {
+        for (const worker of pollWorkers) runWorker(worker);
+      },
       // Polls under way get the grace; then their upstream reads are aborted.
       stop: async (remaining) => {
-        polls = await closeWorker(pollWorker, {
-          name: 'poll',
-          graceMs: remaining,
-          onForce: () => abort.abort(new Error('fleetwatch is shutting down')),
-          logger,
-        });
+        const closed = await Promise.all(
+          pollWorkers.map((worker) =>
+            closeWorker(worker, {
+              name: worker.name,
+              graceMs: remaining,
+              onForce: () => abort.abort(new Error('fleetwatch is shutting down')),
+              logger,
+            }),
+          ),
+        );
+        polls = closed.includes('forced') ? 'forced' : 'graceful';
       },
     },
     {

@@ -11,7 +11,8 @@ import {
   stateV1,
   VPN_STATUSES,
 } from '../fleet/index.js';
-import { UPSTREAM_NAMES, type UpstreamName, upstreamRef } from '../pollers/upstream-windows.js';
+import { upstreamRef } from '../pollers/upstream-windows.js';
+import { UPSTREAM_NAMES, type UpstreamName } from '../upstream/names.js';
 import { ScrapedGauges } from './cache.js';
 
 /**

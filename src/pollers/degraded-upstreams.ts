@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { EntityKind } from '../events/types.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
-import { UPSTREAM_NAMES, type UpstreamName, upstreamRef } from './upstream-windows.js';
+import { UPSTREAM_NAMES, type UpstreamName } from '../upstream/names.js';
+import { upstreamOfKind } from './poller.js';
+import { upstreamRef } from './upstream-windows.js';
 
 /**
  * Which upstreams are degraded right now, as the `upstream` poller judged them (an open
@@ -22,11 +24,6 @@ export interface DegradedUpstreamsOptions {
   now?: () => number;
   /** How long a reading is reused; default 1 s. */
   ttlMs?: number;
-}
-
-/** The upstream the per-entity pollers of `kind` read from. */
-export function upstreamOfKind(kind: EntityKind): UpstreamName {
-  return kind === 'vehicle' ? 'fleet' : 'robots';
 }
 
 function isAlerting(state: unknown): boolean {

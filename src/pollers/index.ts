@@ -16,10 +16,7 @@ export { PollRunner, type PollRunnerOptions, type RunJobOptions, shard, targetsO
 export { PollScheduler, type PollSchedulerOptions, type ScheduledPoller } from './scheduler.js';
 export {
   countExchange,
-  UPSTREAM_NAMES,
-  type UpstreamName,
   UpstreamWindows,
   type UpstreamWindowsOptions,
-  upstreamOf,
   upstreamRef,
 } from './upstream-windows.js';

@@ -1,17 +1,29 @@
 import type { Queue } from 'bullmq';
-import { POLL_JOB_OPTIONS, QUEUE_NAMES } from '../queues/names.js';
+import { POLL_JOB_OPTIONS, pollQueueName } from '../queues/names.js';
 import { createQueue, type QueueOptions } from '../queues/queue.js';
 import type { PollerName } from './config.js';
+import { POLL_LANES, type PollLane } from './poller.js';
 
 /** Job name = poller, data = the shard, job id = `poll-<poller>-<tick>-<shard>of<shards>`. */
 export type PollQueue = Queue<PollJobData, unknown, string>;
 
-/** The BullMQ `poll` queue under `{<prefix>}`, with the poll job defaults and an error listener. */
-export function createPollQueue(options: QueueOptions): PollQueue {
+/** Every lane's poll queue (see `POLL_LANES`). */
+export type PollQueues = Readonly<Record<PollLane, PollQueue>>;
+
+/** The names of the poll queues, one per lane: `poll-fleet`, `poll-robots`. */
+export const POLL_QUEUE_NAMES: readonly string[] = POLL_LANES.map((lane) => pollQueueName(lane));
+
+/** The BullMQ queue `poll-<lane>` under `{<prefix>}`, with the poll job defaults and an error listener. */
+export function createPollQueue(lane: PollLane, options: QueueOptions): PollQueue {
   return createQueue<PollJobData>(
-    { name: QUEUE_NAMES.poll, defaultJobOptions: POLL_JOB_OPTIONS, label: 'poll queue' },
+    { name: pollQueueName(lane), defaultJobOptions: POLL_JOB_OPTIONS, label: `poll queue (${lane})` },
     options,
   );
+}
+
+/** One poll queue per lane. */
+export function createPollQueues(options: QueueOptions): PollQueues {
+  return { fleet: createPollQueue('fleet', options), robots: createPollQueue('robots', options) };
 }
 
 /**

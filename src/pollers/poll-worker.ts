@@ -1,11 +1,12 @@
 import { type Job, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { RedisClient } from '../lib/redis-connection.js';
-import { QUEUE_NAMES } from '../queues/names.js';
+import { pollQueueName } from '../queues/names.js';
 import { logWorkerEvents } from '../queues/worker-log.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../store/keys.js';
 import type { PollOutcome } from './outcome.js';
 import type { PollJobData } from './poll-queue.js';
+import type { PollLane } from './poller.js';
 import { isPollerName } from './registry.js';
 import type { PollRunner } from './runner.js';
 
@@ -15,8 +16,10 @@ export interface PollWorkerOptions {
   /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed by the worker. */
   connection: RedisClient;
   prefix?: string;
+  /** Whose poll queue it works (`poll-<lane>`). */
+  lane: PollLane;
   runner: PollRunner;
-  /** Poll jobs run at once (`worker.concurrency`). */
+  /** Poll jobs of its lane run at once (`worker.concurrency`). */
   concurrency: number;
   logger?: Logger;
   /** Extra BullMQ worker settings (tests shorten lock and stalled intervals). */
@@ -42,8 +45,10 @@ function checkData(data: unknown): PollJobData {
 }
 
 /**
- * The BullMQ worker of the `poll` queue: `worker.concurrency` jobs at once, each dispatched to the
- * poller its data names (`PollRunner.runJob`). A job whose tick is more than one interval old is
+ * The BullMQ worker of one lane's poll queue (`poll-fleet` or `poll-robots`): `worker.concurrency`
+ * jobs at once, each dispatched to the poller its data names (`PollRunner.runJob`). Each lane has
+ * its own, so a hanging robot gateway holds only the robot pollers' jobs: the fleet API's polls
+ * keep their pace, and its own outage is still counted and judged in time. A job whose tick is more than one interval old is
  * skipped (a backlog after an outage: the current tick polls the same entities). A failed job is
  * not retried (the next tick polls again); errors are logged and the worker keeps going, through
  * Redis outages too.
@@ -51,7 +56,7 @@ function checkData(data: unknown): PollJobData {
 export function createPollWorker(options: PollWorkerOptions): PollWorker {
   const logger = options.logger?.child({ component: 'poll-worker' });
   const worker: PollWorker = new Worker<PollJobData, PollOutcome, string>(
-    QUEUE_NAMES.poll,
+    pollQueueName(options.lane),
     async (job: Job<PollJobData, PollOutcome, string>) =>
       options.runner.runJob(checkData(job.data), { skipStaleTicks: true, jobId: job.id }),
     {
@@ -63,6 +68,6 @@ export function createPollWorker(options: PollWorkerOptions): PollWorker {
       ...(options.stalledInterval === undefined ? {} : { stalledInterval: options.stalledInterval }),
     },
   );
-  logWorkerEvents(worker, logger, { worker: 'poll worker', job: 'poll job' });
+  logWorkerEvents(worker, logger, { worker: `poll worker (${options.lane})`, job: 'poll job' });
   return worker;
 }

@@ -3,6 +3,7 @@ import type { DetectorOptions } from '../events/detector-options.js';
 import type { EntityKind, Observation, ObservationError } from '../events/types.js';
 import type { SnapshotRef, SnapshotStore } from '../store/snapshot-store.js';
 import type { FleetClient } from '../upstream/fleet-client.js';
+import type { UpstreamName } from '../upstream/names.js';
 import type { RobotClient } from '../upstream/robot-client.js';
 import type { Membership } from './membership-view.js';
 import type {
@@ -19,6 +20,24 @@ import type { UpstreamWindows } from './upstream-windows.js';
  * of them (and every name, config section and facet derived from it) is registry.ts, which sits
  * above every poller.
  */
+
+/**
+ * The upstreams pollers read from. Each has its own lane: its own poll queue and workers (poll
+ * jobs) and its own in-flight slots (upstream/http.ts), so when one hangs and its jobs sit in
+ * their time-outs, the other's polls still run and its outage is still seen.
+ */
+export const POLL_LANES = ['fleet', 'robots'] as const satisfies readonly UpstreamName[];
+export type PollLane = (typeof POLL_LANES)[number];
+
+/** The upstream the per-entity pollers of `kind` read from. */
+export function upstreamOfKind(kind: EntityKind): PollLane {
+  return kind === 'vehicle' ? 'fleet' : 'robots';
+}
+
+/** The lane a poller's jobs run in (see `POLL_LANES`). */
+export function laneOf(poller: Pick<Poller, 'reads' | 'targets'>): PollLane {
+  return poller.reads ?? (poller.targets ? upstreamOfKind(poller.targets) : 'fleet');
+}
 
 /** The upstream clients a poller reads through (the daemon passes `createUpstream(...)`). */
 export interface PollUpstream {
@@ -92,12 +111,17 @@ export interface Poller<
   readonly settings: Settings;
   /** Per-entity pollers: which membership snapshot lists the targets. */
   readonly targets?: EntityKind;
+  /**
+   * The upstream its reads go to, whose lane its jobs run in (`POLL_LANES`). Per-entity pollers:
+   * that of their kind, unless they say otherwise; a list poller that says nothing runs in `fleet`.
+   */
+  readonly reads?: PollLane;
   /** The per-entity facet it writes, if any (a list poller may write one too: `vehicles` → `link`). */
   readonly writes?: Writes;
   /** How long after its tick starts a tick's jobs are due (default: at once). */
   delayMs?(intervalMs: number): number;
   /**
-   * Run by every replica's scheduler itself, not through the `poll` queue: a job that must never
+   * Run by every replica's scheduler itself, not through a poll queue: a job that must never
    * wait behind the fleet's polls (the `upstream` poller judges an outage while every worker is
    * stuck in its time-outs). Its lease lets one replica run a tick, and its commits must be
    * idempotent (a window is judged once whoever judges it).

@@ -12,6 +12,7 @@ import { listSettings } from './settings.js';
 export const robotsPoller = definePoller({
   name: 'robots',
   settings: listSettings(60_000),
+  reads: 'robots',
   async poll(ctx) {
     const list = await ctx.observe((signal) => ctx.upstream.robots.listRobots({ signal }));
     await commitList(ctx, list, {

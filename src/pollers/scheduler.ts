@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { PollerName, PollersConfig } from './config.js';
-import type { PollQueue } from './poll-queue.js';
-import { type PollJobData, pollJobId } from './poll-queue.js';
-import type { Poller } from './poller.js';
+import { type PollJobData, type PollQueues, pollJobId } from './poll-queue.js';
+import { laneOf, type Poller, type PollLane } from './poller.js';
 import { POLLER_NAMES, POLLERS } from './registry.js';
 
 /**
@@ -12,7 +11,7 @@ import { POLLER_NAMES, POLLERS } from './registry.js';
  * number is `Math.floor(now / interval)`: clock-aligned, so every replica computes the same number
  * for the same stretch of time whatever second it started in. When a poller's tick number has
  * moved on since this replica last enqueued it, the tick's jobs are planned and added to the
- * BullMQ `poll` queue in one `addBulk`, with job ids `poll-<poller>-<tick>-<shard>of<shards>`:
+ * poll queue of the poller's lane (`poll-fleet`, `poll-robots`: see `POLL_LANES`) in one `addBulk`, with job ids `poll-<poller>-<tick>-<shard>of<shards>`:
  * however many replicas do this, BullMQ keeps one job per id, so one set of jobs exists per tick.
  * The current tick is enqueued at start too (a duplicate of what another replica added is
  * ignored).
@@ -21,7 +20,7 @@ import { POLLER_NAMES, POLLERS } from './registry.js';
  * (a tick that ended meanwhile is skipped: the next one polls everything anyway).
  *
  * A `local` poller (the `upstream` poller) is not enqueued: each replica runs its tick's jobs
- * itself when they are due (`runLocal`), so it never waits behind the `poll` queue's jobs; the
+ * itself when they are due (`runLocal`), so it never waits behind the poll queues' jobs; the
  * job's lease lets one replica run it, the others find it held.
  */
 
@@ -32,6 +31,8 @@ export interface ScheduledPoller {
   delayMs?: number;
   /** Run here by `runLocal` instead of enqueued (see `Poller.local`). */
   local?: boolean;
+  /** The lane whose queue takes its jobs (see `laneOf`). */
+  lane: PollLane;
 }
 
 /** The enabled pollers of the config, in tick order, with their intervals and job delays. */
@@ -44,12 +45,14 @@ export function scheduledPollers(settings: PollersConfig): ScheduledPoller[] {
       intervalMs,
       ...(poller.delayMs ? { delayMs: poller.delayMs(intervalMs) } : {}),
       ...(poller.local ? { local: true } : {}),
+      lane: laneOf(poller),
     };
   });
 }
 
 export interface PollSchedulerOptions {
-  queue: PollQueue;
+  /** The poll queue of each lane. */
+  queues: PollQueues;
   /** The jobs of one tick (see `PollRunner.plan`). */
   plan(poller: PollerName, tick: number): Promise<PollJobData[]>;
   pollers: readonly ScheduledPoller[];
@@ -178,7 +181,7 @@ export class PollScheduler {
       this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length }, 'local poll tick planned');
       return jobs.length;
     }
-    await this.#options.queue.addBulk(
+    await this.#options.queues[poller.lane].addBulk(
       jobs.map((data) => {
         // Measured from the tick's start: a replica that enqueues late does not push shards later.
         const delay = Math.max(0, tickStart + (data.offsetMs ?? 0) - now);

@@ -4,6 +4,7 @@ import type { RedisClient } from '../lib/redis-connection.js';
 import { type StoreKeys, storeKeys } from '../store/keys.js';
 import type { SnapshotRef } from '../store/snapshot-store.js';
 import type { RequestInfo, RequestObserver } from '../upstream/http.js';
+import { UPSTREAM_NAMES, type UpstreamName, upstreamOf } from '../upstream/names.js';
 
 /**
  * The monitor's own upstream health (`monitor.upstream.degraded` / `recovered`).
@@ -23,16 +24,6 @@ import type { RequestInfo, RequestObserver } from '../upstream/http.js';
  *
  * A call counts once, by its first attempt; its retries do not count again.
  */
-
-export const UPSTREAM_NAMES = ['token', 'fleet', 'robots'] as const;
-export type UpstreamName = (typeof UPSTREAM_NAMES)[number];
-
-/** Which upstream an operation of the client talks to. */
-export function upstreamOf(operation: string): UpstreamName {
-  if (operation === 'oauth_token') return 'token';
-  if (operation.startsWith('robot.')) return 'robots';
-  return 'fleet';
-}
 
 type Counts = UpstreamWindow;
 

@@ -1,9 +1,10 @@
 import { type UpstreamWindow, upstreamHealthDetector } from '../events/detectors/upstream-health.js';
 import type { Detector } from '../events/types.js';
 import { countField } from '../lib/fields.js';
+import { UPSTREAM_NAMES } from '../upstream/names.js';
 import { definePoller } from './poller.js';
 import { listSettings } from './settings.js';
-import { UPSTREAM_NAMES, upstreamRef } from './upstream-windows.js';
+import { upstreamRef } from './upstream-windows.js';
 
 /**
  * The `upstream` poller judges the counting windows of upstream-windows.ts: the job of tick n

@@ -20,6 +20,7 @@ const LINK = { kind: 'vehicle', facet: 'link' } as const;
 export const vehiclesPoller = definePoller({
   name: 'vehicles',
   settings: listSettings(30_000),
+  reads: 'fleet',
   writes: LINK,
   async poll(ctx) {
     const list = await ctx.observe((signal) => ctx.upstream.fleet.listVehicles({ signal }));

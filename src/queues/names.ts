@@ -5,8 +5,6 @@ import { z } from 'zod';
 export const QUEUE_NAMES = {
   /** CloudEvents relayed from the outbox; job id = event id, job name = event type. */
   events: 'events',
-  /** Poll shards; job ids are derived from the tick, so replicas' ticks dedup. */
-  poll: 'poll',
 } as const;
 
 export type CoreQueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
@@ -18,6 +16,14 @@ export const RECEIVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 export const receiverNameField = z.string().regex(RECEIVER_NAME, {
   error: 'must be a receiver name (1 to 64 letters, digits, _ or -)',
 });
+
+/**
+ * One poll queue per upstream the pollers read from (`poll-fleet`, `poll-robots`: see
+ * pollers/poller.ts `POLL_LANES`); job ids are derived from the tick, so replicas' ticks dedup.
+ */
+export function pollQueueName<Lane extends string>(lane: Lane): `poll-${Lane}` {
+  return `poll-${lane}`;
+}
 
 /** One notify queue per receiver (`notify-ops`, `notify-pager`, ...). */
 export function notifyQueueName(receiver: string): `notify-${string}` {

@@ -6,6 +6,7 @@ import { formatSize } from '../lib/size.js';
 import { VERSION } from '../version.js';
 import type { HttpLimits } from './config.js';
 import { type ErrorContext, InvalidPayloadError, NetworkError, UpstreamTimeoutError } from './errors.js';
+import { UPSTREAM_NAMES, type UpstreamName, upstreamOf } from './names.js';
 import { Semaphore } from './semaphore.js';
 
 /** Options every client call accepts. */
@@ -217,14 +218,16 @@ function networkReason(error: unknown): string {
 
 /**
  * One undici Agent (a connection pool per origin: token issuer, /v1, robot gateway) with
- * keep-alive, connect/headers/body time-outs and an overall deadline per request, behind one
- * process-wide cap on requests in flight. Returns every response, whatever its status; throws
+ * keep-alive, connect/headers/body time-outs and an overall deadline per request, behind a cap on
+ * requests in flight per upstream (`max_in_flight` each for the token issuer, the fleet API and the
+ * robot gateway): when one of them hangs, its calls wait out their time-outs in its own slots, and
+ * the others' calls still go. Returns every response, whatever its status; throws
  * only `UpstreamTimeoutError`, `NetworkError`, `InvalidPayloadError` (oversized body) or the
  * caller's abort reason.
  */
 export class HttpClient {
   readonly #agent: Agent;
-  readonly #slots: Semaphore;
+  readonly #slots: Readonly<Record<UpstreamName, Semaphore>>;
   readonly #limits: HttpLimits;
   readonly #logger: Logger | undefined;
   readonly #observer: RequestObserver | undefined;
@@ -235,7 +238,11 @@ export class HttpClient {
     this.#logger = options.logger;
     this.#observer = options.observer;
     this.#userAgent = options.userAgent ?? USER_AGENT;
-    this.#slots = new Semaphore(limits.max_in_flight);
+    this.#slots = {
+      token: new Semaphore(limits.max_in_flight),
+      fleet: new Semaphore(limits.max_in_flight),
+      robots: new Semaphore(limits.max_in_flight),
+    };
     this.#agent = new Agent({
       connections: limits.max_connections,
       connect: { timeout: limits.connect_timeout },
@@ -246,14 +253,15 @@ export class HttpClient {
     });
   }
 
-  /** Requests in flight right now (at most `max_in_flight`). */
-  get inFlight(): number {
-    return this.#slots.active;
+  /** Requests in flight right now to `upstream` (at most `max_in_flight`), or to all of them. */
+  inFlight(upstream?: UpstreamName): number {
+    if (upstream) return this.#slots[upstream].active;
+    return UPSTREAM_NAMES.reduce((sum, name) => sum + this.#slots[name].active, 0);
   }
 
   async send(request: HttpRequest): Promise<HttpResponse> {
     const { origin, path } = splitUrl(request.url);
-    const release = await this.#slots.acquire(request.signal);
+    const release = await this.#slots[upstreamOf(request.operation)].acquire(request.signal);
     const started = performance.now();
     const timeoutMs = this.#limits.request_timeout;
     const exchange = new Dispatched();

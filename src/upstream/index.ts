@@ -21,6 +21,7 @@ export {
   USER_AGENT,
 } from './http.js';
 export * from './list-elements.js';
+export { UPSTREAM_NAMES, type UpstreamName, upstreamOf } from './names.js';
 export { FLEET_OPERATIONS, type FleetOperation, TOKEN_OPERATION } from './operations/fleet.js';
 export {
   type GatewayOperation,

@@ -6,7 +6,8 @@ import { robotHealthDetector } from '../../src/events/detectors/robot-health.js'
 import { upstreamHealthDetector } from '../../src/events/detectors/upstream-health.js';
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
 import { ENTITY_FACETS } from '../../src/pollers/registry.js';
-import { UPSTREAM_NAMES, upstreamRef } from '../../src/pollers/upstream-windows.js';
+import { upstreamRef } from '../../src/pollers/upstream-windows.js';
+import { UPSTREAM_NAMES } from '../../src/upstream/names.js';
 import { Script } from './helpers.js';
 
 describe('where each incident is kept', () => {

@@ -149,7 +149,12 @@ describe('with http.api_token', () => {
     const api = await a.app.inject({ url: '/admin/queues/api/queues', headers: bearer() });
     expect(api.statusCode).toBe(200);
     const queues = (api.json() as { queues: Array<{ name: string; readOnlyMode: boolean }> }).queues;
-    expect(queues.map((queue) => queue.name).sort()).toEqual(['events', 'notify-ops-bridge', 'poll']);
+    expect(queues.map((queue) => queue.name).sort()).toEqual([
+      'events',
+      'notify-ops-bridge',
+      'poll-fleet',
+      'poll-robots',
+    ]);
     expect(queues.every((queue) => queue.readOnlyMode)).toBe(true);
   });
 

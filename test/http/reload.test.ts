@@ -116,7 +116,7 @@ describe('POST /-/reload', () => {
         .json()
         .queues.map((queue: { name: string }) => queue.name)
         .sort();
-    expect(await queues()).toEqual(['events', 'poll']);
+    expect(await queues()).toEqual(['events', 'poll-fleet', 'poll-robots']);
     const ops = {
       kind: 'webhook',
       name: 'ops',
@@ -126,13 +126,13 @@ describe('POST /-/reload', () => {
     const withOps = { ...h.config, worker: { ...h.config.worker, concurrency: 2 }, receivers: [ops] };
     write(withOps as unknown as Config, [window('sunday'), window('monday')]);
     expect((await reload()).json().receivers.added).toEqual(['ops']);
-    expect(await queues()).toEqual(['events', 'notify-ops', 'poll']);
+    expect(await queues()).toEqual(['events', 'notify-ops', 'poll-fleet', 'poll-robots']);
     write({ ...h.config, worker: { ...h.config.worker, concurrency: 2 } }, [
       window('sunday'),
       window('monday'),
     ]);
     expect((await reload()).json().receivers.removed).toEqual(['ops']);
-    expect(await queues()).toEqual(['events', 'poll']);
+    expect(await queues()).toEqual(['events', 'poll-fleet', 'poll-robots']);
   });
 
   it('refuses an invalid file with 422 and its problems; the config in force stays', async () => {

@@ -76,7 +76,9 @@ describe('daemon metrics', () => {
         0,
       );
       expect(exposedValue(text, 'fleetwatch_poll_lag_seconds_count{poller="vehicles"}')).toBeGreaterThan(0);
-      expect(exposedValue(text, 'fleetwatch_queue_jobs{queue="poll",state="completed"}')).toBeGreaterThan(0);
+      expect(
+        exposedValue(text, 'fleetwatch_queue_jobs{queue="poll-fleet",state="completed"}'),
+      ).toBeGreaterThan(0);
       expect(text).toContain('fleetwatch_process_cpu_seconds_total');
       expect(text).toContain(`fleetwatch_build_info{version="${VERSION}",installation="test"} 1`);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DegradedUpstreams } from '../../src/pollers/degraded-upstreams.js';
-import { UPSTREAM_NAMES } from '../../src/pollers/upstream-windows.js';
 import type { SnapshotRecord, SnapshotStore } from '../../src/store/snapshot-store.js';
+import { UPSTREAM_NAMES } from '../../src/upstream/names.js';
 
 /** A store whose upstream records say the robot gateway is degraded; counts its reads. */
 function storeWithRobotsDegraded(): { store: SnapshotStore; reads: () => number } {

@@ -3,12 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
 import { ObservationPipeline } from '../../src/pollers/observation-pipeline.js';
 import {
-  createPollQueue,
+  createPollQueues,
   type PollJobData,
   type PollQueue,
+  type PollQueues,
   pollJobId,
 } from '../../src/pollers/poll-queue.js';
-import { PollScheduler } from '../../src/pollers/scheduler.js';
+import { PollScheduler, scheduledPollers } from '../../src/pollers/scheduler.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -184,16 +185,19 @@ describe('the signal pipeline', () => {
 describe('the scheduler', () => {
   it('makes one set of jobs per tick however many replicas tick', async () => {
     let now = 1_000 * 1_000 + 250;
-    const plan = (poller: 'power' | 'vehicles', tick: number) => h.runner.plan(poller, tick);
+    const plan = (poller: 'power' | 'vehicles' | 'robots', tick: number) => h.runner.plan(poller, tick);
+    const lanesOf: PollQueues[] = [];
     const replicas = [0, 1, 2].map(() => {
-      const queue = createPollQueue({ connection: h.redis, prefix: h.prefix });
-      queues.push(queue);
+      const lanes = createPollQueues({ connection: h.redis, prefix: h.prefix });
+      queues.push(lanes.fleet, lanes.robots);
+      lanesOf.push(lanes);
       return new PollScheduler({
-        queue,
+        queues: lanes,
         plan,
         pollers: [
-          { name: 'vehicles', intervalMs: 1_000 },
-          { name: 'power', intervalMs: 2_000 },
+          { name: 'vehicles', intervalMs: 1_000, lane: 'fleet' },
+          { name: 'power', intervalMs: 2_000, lane: 'fleet' },
+          { name: 'robots', intervalMs: 1_000, lane: 'robots' },
         ],
         now: () => now,
       });
@@ -203,8 +207,11 @@ describe('the scheduler', () => {
     await Promise.all(replicas.map((replica) => replica.tick()));
     // Same tick again: nothing new.
     await Promise.all(replicas.map((replica) => replica.tick()));
-    const jobs = await queues[0]!.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
+    const jobs = await lanesOf[0]!.fleet.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
     const ids = jobs.map((job) => job.id).sort();
+    // The robot gateway's pollers have a queue of their own (see POLL_LANES).
+    const robotJobs = await lanesOf[0]!.robots.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
+    expect(robotJobs.map((job) => job.id).sort()).toEqual(['poll-robots-1000-0of1', 'poll-robots-1001-0of1']);
     expect(ids).toEqual(
       [
         'poll-vehicles-1000-0of1',
@@ -232,15 +239,15 @@ describe('the scheduler', () => {
   });
 
   it('runs a local poller itself, after its delay, and puts none of its jobs in the queue', async () => {
-    const queue = createPollQueue({ connection: h.redis, prefix: `${h.prefix}-local` });
-    queues.push(queue);
+    const lanes = createPollQueues({ connection: h.redis, prefix: `${h.prefix}-local` });
+    queues.push(lanes.fleet, lanes.robots);
     const ran: Array<{ data: PollJobData; at: number }> = [];
     const start = performance.now();
     const scheduler = new PollScheduler({
-      queue,
+      queues: lanes,
       plan: (poller, tick) => h.runner.plan(poller, tick),
       // The tick began 100 ms ago and its jobs are due 150 ms into it.
-      pollers: [{ name: 'upstream', intervalMs: 60_000, delayMs: 150, local: true }],
+      pollers: [{ name: 'upstream', intervalMs: 60_000, delayMs: 150, local: true, lane: 'fleet' }],
       now: () => 60_000 * 1_000 + 100,
       runLocal: async (data) => {
         ran.push({ data, at: performance.now() - start });
@@ -254,10 +261,30 @@ describe('the scheduler', () => {
     await scheduler.tick();
     await scheduler.stop();
     expect(ran).toHaveLength(1);
-    expect(await queue.getJobCounts('waiting', 'delayed', 'prioritized')).toEqual({
-      waiting: 0,
-      delayed: 0,
-      prioritized: 0,
+    for (const queue of [lanes.fleet, lanes.robots]) {
+      expect(await queue.getJobCounts('waiting', 'delayed', 'prioritized')).toEqual({
+        waiting: 0,
+        delayed: 0,
+        prioritized: 0,
+      });
+    }
+  });
+
+  it("puts each poller's jobs in the lane of the upstream it reads", () => {
+    const lanes = Object.fromEntries(
+      scheduledPollers(h.runner.config.pollers)
+        .filter((poller) => !poller.local)
+        .map((poller) => [poller.name, poller.lane]),
+    );
+    expect(lanes).toEqual({
+      vehicles: 'fleet',
+      power: 'fleet',
+      robots: 'robots',
+      robot_health: 'robots',
+      robot_feedback: 'robots',
+      robot_lease: 'robots',
+      robot_config: 'robots',
+      robot_command_queue: 'robots',
     });
   });
 });

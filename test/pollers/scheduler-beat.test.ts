@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { PollQueue } from '../../src/pollers/poll-queue.js';
+import type { PollQueues } from '../../src/pollers/poll-queue.js';
 import { PollScheduler } from '../../src/pollers/scheduler.js';
 
-// No job is ever planned here, so the queue is never touched.
-const queue = {} as PollQueue;
+// No job is ever planned here, so the queues are never touched.
+const queues = {} as PollQueues;
 
 afterEach(() => {
   vi.useRealTimers();
@@ -14,8 +14,8 @@ describe("the scheduler's beat", () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: 5_000_250 });
     const beats: number[] = [];
     const scheduler = new PollScheduler({
-      queue,
-      pollers: [{ name: 'vehicles', intervalMs: 1 }],
+      queues,
+      pollers: [{ name: 'vehicles', intervalMs: 1, lane: 'fleet' }],
       plan: async () => {
         beats.push(Date.now());
         return [];

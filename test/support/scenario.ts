@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { PollerName } from '../../src/config/schema.js';
 import { type RedisClient, scanKeys } from '../../src/lib/redis-connection.js';
-import { createPollQueue } from '../../src/pollers/poll-queue.js';
+import { createPollQueues } from '../../src/pollers/poll-queue.js';
 import { QUEUE_NAMES } from '../../src/queues/names.js';
 import type { SimulatorControl } from '../../src/simulator/index.js';
 import type { EventLog, EventLogEntry } from '../../src/store/event-log.js';
@@ -348,7 +348,7 @@ const COMPLETED_JOBS_READ = 200;
  * finished, and each poller has completed every shard of a tick that started after it. From then
  * on nothing polled before the call can still add an event, and the upstream's current state has
  * been read once by every poller; a test judges the log then, instead of after a quiet period.
- * The ticks are read from the BullMQ `poll` queue under `prefix` (finished jobs are kept an hour).
+ * The ticks are read from the BullMQ poll queues under `prefix` (finished jobs are kept an hour).
  */
 export async function waitForPollRound(
   redis: RedisClient,
@@ -356,14 +356,20 @@ export async function waitForPollRound(
   { pollers = FLEET_POLLERS, intervalMs = 1_000, ...options }: PollRoundOptions = {},
 ): Promise<void> {
   const since = Date.now();
-  const queue = createPollQueue({ connection: redis, prefix });
+  const queues = Object.values(createPollQueues({ connection: redis, prefix }));
   try {
     await waitFor(
       `a poll round of ${pollers.join(', ')} begun after the wait`,
       () =>
         Promise.all([
-          queue.getJobs(['active', 'waiting', 'delayed', 'prioritized'], 0, -1, true),
-          queue.getJobs(['completed'], 0, COMPLETED_JOBS_READ - 1, false),
+          Promise.all(
+            queues.map((queue) =>
+              queue.getJobs(['active', 'waiting', 'delayed', 'prioritized'], 0, -1, true),
+            ),
+          ).then((lanes) => lanes.flat()),
+          Promise.all(
+            queues.map((queue) => queue.getJobs(['completed'], 0, COMPLETED_JOBS_READ - 1, false)),
+          ).then((lanes) => lanes.flat()),
         ]),
       ([unfinished, completed]) => {
         const earlier = unfinished.filter((job) => job.timestamp < since).map((job) => job.id);
@@ -393,7 +399,7 @@ export async function waitForPollRound(
       { timeoutMs: 30_000, ...options },
     );
   } finally {
-    await queue.close();
+    await Promise.all(queues.map((queue) => queue.close()));
   }
 }
 

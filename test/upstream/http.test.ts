@@ -261,41 +261,46 @@ describe('aborting a request that waits for a connection', () => {
 });
 
 describe('in-flight cap', () => {
-  it('never has more than max_in_flight requests in flight across origins', async () => {
+  it('gives each upstream max_in_flight slots of its own: a hanging one does not hold up the other', async () => {
     const other = await FakeUpstream.start();
     try {
       const config = { ...testConfig(fake.url, { http: { max_in_flight: 2 } }), robot_base_url: other.url };
       upstream = createUpstream({ config });
       await upstream.tokens.getToken();
-      let active = 0;
-      let peak = 0;
-      const releases: Array<() => void> = [];
-      const handler = async (_request: unknown, response: import('node:http').ServerResponse) => {
-        active++;
-        peak = Math.max(peak, active);
-        const gate = deferred();
-        releases.push(gate.resolve);
-        await gate.promise;
-        active--;
-        send(response, 200, { status: 'success', data: [] });
+      const held = { fleet: [] as Array<() => void>, robots: [] as Array<() => void> };
+      const peak = { fleet: 0, robots: 0 };
+      const holding = (lane: 'fleet' | 'robots') => {
+        let active = 0;
+        return async (_request: unknown, response: import('node:http').ServerResponse) => {
+          active++;
+          peak[lane] = Math.max(peak[lane], active);
+          const gate = deferred();
+          held[lane].push(gate.resolve);
+          await gate.promise;
+          active--;
+          send(response, 200, { status: 'success', data: [] });
+        };
       };
-      fake.on('GET', '/v1/vehicles', handler);
-      other.on('GET', HEALTH, handler);
-      const calls = [
-        ...Array.from({ length: 3 }, () => upstream!.fleet.listVehicles()),
-        ...Array.from({ length: 3 }, () => upstream!.robots.health('d')),
-      ];
-      const arrived = () => fake.count('GET', '/v1/vehicles') + other.count('GET', HEALTH);
-      for (let released = 0; released < 6; released++) {
-        await Promise.race([fake.until(() => releases.length > 0), other.until(() => releases.length > 0)]);
-        // Give any request that would break the cap time to arrive before letting one go.
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        expect(arrived() - released).toBeLessThanOrEqual(2);
-        releases.shift()?.();
+      fake.on('GET', '/v1/vehicles', holding('fleet'));
+      other.on('GET', HEALTH, holding('robots'));
+      // The fleet API hangs first and takes its 2 slots; the gateway's calls go all the same.
+      const fleetCalls = Array.from({ length: 3 }, () => upstream!.fleet.listVehicles());
+      await expect.poll(() => held.fleet.length).toBe(2);
+      const robotCalls = Array.from({ length: 3 }, () => upstream!.robots.health('d'));
+      await expect.poll(() => held.robots.length).toBe(2);
+      // Give any request that would break a cap time to arrive before letting one go.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(fake.count('GET', '/v1/vehicles')).toBe(2);
+      expect(other.count('GET', HEALTH)).toBe(2);
+      for (const lane of ['robots', 'fleet'] as const) {
+        // One slot freed: the third call takes it.
+        held[lane].shift()?.();
+        await expect.poll(() => held[lane].length).toBe(2);
+        for (const release of held[lane].splice(0)) release();
       }
-      await Promise.all(calls);
-      expect(peak).toBe(2);
-      expect(arrived()).toBe(6);
+      await Promise.all([...fleetCalls, ...robotCalls]);
+      expect(peak).toEqual({ fleet: 2, robots: 2 });
+      expect(fake.count('GET', '/v1/vehicles') + other.count('GET', HEALTH)).toBe(6);
     } finally {
       await other.close();
     }

@@ -7,15 +7,17 @@ import Fastify, {
   type HTTPMethods,
 } from 'fastify';
 import { throttledWarn } from '../../lib/redis-connection.js';
-import { notifyQueueName, QUEUE_NAMES } from '../../queues/names.js';
+import { POLL_QUEUE_NAMES } from '../../pollers/poll-queue.js';
+import { POLL_LANES } from '../../pollers/poller.js';
+import { notifyQueueName, pollQueueName, QUEUE_NAMES } from '../../queues/names.js';
 import { bullPrefix } from '../../store/keys.js';
 import type { RouteContext } from '../context.js';
 import type { RouteDoc } from '../route-doc.js';
 
 /**
  * Bull Board at `/admin/queues` (token: `Authorization: Bearer <token>`, or in a browser HTTP Basic
- * with any user name and the token as the password): every fleetwatch queue — `poll`, `events` and
- * one `notify-<receiver>` per receiver in force (a reload's new receivers show at the next request).
+ * with any user name and the token as the password): every fleetwatch queue — `poll-fleet`,
+ * `poll-robots`, `events` and one `notify-<receiver>` per receiver in force (a reload's new receivers show at the next request).
  *
  * Read-only on purpose: the events queue's finished jobs are the relay's dedup record (cleaning
  * them could let an event be delivered twice), and a notification retried from the board would
@@ -37,13 +39,18 @@ export const QUEUE_UI_PATH = '/admin/queues';
 export const QUEUE_UI_DOC: RouteDoc = {
   summary: 'The queue UI (Bull Board), read-only',
   description:
-    "Every fleetwatch queue: `poll`, `events` and one `notify-<receiver>` per receiver. In a browser, sign in with any user name and the API token as the password. The pages, assets and JSON below this path are the UI's own and are not listed.",
+    "Every fleetwatch queue: `poll-fleet`, `poll-robots`, `events` and one `notify-<receiver>` per receiver. In a browser, sign in with any user name and the API token as the password. The pages, assets and JSON below this path are the UI's own and are not listed.",
   tag: 'Queue UI',
   responses: { 200: { description: 'The UI', type: 'text/html' } },
 };
 
 const DESCRIPTIONS: Record<string, string> = {
-  [QUEUE_NAMES.poll]: 'poll shards: one job per poller, tick and shard',
+  ...Object.fromEntries(
+    POLL_LANES.map((lane) => [
+      pollQueueName(lane),
+      `poll shards of the pollers reading the ${lane === 'fleet' ? 'fleet API' : 'robot gateway'}: one job per poller, tick and shard`,
+    ]),
+  ),
   [QUEUE_NAMES.events]: 'CloudEvents relayed from the outbox, on their way to routing',
 };
 
@@ -69,7 +76,7 @@ async function buildBoardApp(context: RouteContext): Promise<FastifyInstance> {
   };
   const adapters = (receivers: readonly { name: string }[]) => {
     const names: string[] = [
-      QUEUE_NAMES.poll,
+      ...POLL_QUEUE_NAMES,
       QUEUE_NAMES.events,
       ...receivers.map((receiver) => notifyQueueName(receiver.name)),
     ];

@@ -196,7 +196,7 @@ describe('fleetwatch in headless Chromium', () => {
       // Bull Board renders its queue list from its own API, through the same cookie.
       await adminPage.getByText('events', { exact: true }).first().waitFor({ timeout: 20_000 });
       await expect(adminPage.title()).resolves.toContain('fleetwatch');
-      expect(await adminPage.content()).toContain('poll');
+      expect(await adminPage.content()).toContain('poll-robots');
     } finally {
       await adminContext.close();
     }

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUEUE_NAMES } from '../../../src/queues/names.js';
+import { POLL_QUEUE_NAMES } from '../../../src/pollers/poll-queue.js';
 import { type Simulator, startSimulator } from '../../../src/simulator/index.js';
 import { EventLog } from '../../../src/store/event-log.js';
 import { storeKeys } from '../../../src/store/keys.js';
@@ -44,7 +44,9 @@ const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000_000);
 async function abandoned(redis: Redis, prefix: string): Promise<string> {
   const keys = storeKeys(prefix);
   const [active, pending, leases] = await Promise.all([
-    redis.llen(`${keys.tag}:${QUEUE_NAMES.poll}:active`),
+    Promise.all(POLL_QUEUE_NAMES.map((name) => redis.llen(`${keys.tag}:${name}:active`))).then((lanes) =>
+      lanes.reduce((sum, count) => sum + count, 0),
+    ),
     redis.xpending(keys.outbox, DEFAULT_RELAY_GROUP).catch(() => [0]) as Promise<unknown[]>,
     redis.scan('0', 'MATCH', `${keys.tag}:lease:poll:*`, 'COUNT', 10_000).then(([, found]) => found.length),
   ]);
