@@ -28,7 +28,8 @@ import { dueAt, flush, reminders } from './groups.js';
  * a new event's group came after every group due before it (idle groups to delete, reminders),
  * and at 40,000 entities that cost its notification up to 140 ms.
  *
- * One look at a group, in two writes around the hand-off:
+ * One look at a group, in two writes around the hand-off (each without a read of its own: the
+ * group store remembers the version it read when the group was claimed, then the one it wrote):
  * 0. the events the look may send are judged by the muting mechanism (`Mutes.judge`: silenced, in
  *    maintenance, inhibited, or waiting until the inhibition source is known);
  * 1. compare-and-set: `flush` (pending events → one notification; muted ones kept out, the whole
@@ -194,9 +195,12 @@ export class Flusher {
   #lookAt(groupKey: string): void {
     const look: Promise<void> = (async () => {
       const now = this.#groups.now();
+      // Read while claiming: one round trip for both (the read is dropped if the claim fails).
+      const reading = this.#groups.store.get(groupKey);
+      reading.catch(() => undefined);
       try {
         if (await this.#groups.store.claim(groupKey, now, now + this.#leaseMs))
-          await this.flushGroup(groupKey);
+          await this.flushGroup(groupKey, reading);
       } catch (error) {
         this.#warn({ group: groupKey, err: (error as Error).message }, 'could not flush a group; retrying');
       }
@@ -222,11 +226,14 @@ export class Flusher {
     }
   }
 
-  /** Flushes one group now if anything in it is due (and hands over what it had not handed over). */
-  async flushGroup(groupKey: string): Promise<GroupFlushResult> {
+  /**
+   * Flushes one group now if anything in it is due (and hands over what it had not handed over).
+   * `reading`: the group as read when it was claimed, else it is read here.
+   */
+  async flushGroup(groupKey: string, reading?: Promise<GroupRecord | undefined>): Promise<GroupFlushResult> {
     const now = this.#groups.now();
     const judgement: Judgement = await this.#groups.mutes.judge(
-      eventsToJudge(await this.#groups.store.get(groupKey), now),
+      eventsToJudge(await (reading ?? this.#groups.store.get(groupKey)), now),
       now,
     );
     const taken = await this.#groups.store.update<Taken>(groupKey, (current) => {

@@ -20,6 +20,16 @@ import { type GroupRecord, incidentSubjects } from './group-record.js';
  * Within one process, changes to the same group are queued and committed together (group commit):
  * a burst of 40 events into one group costs a few writes, not 40 contended ones. Across replicas
  * the compare-and-set orders them.
+ *
+ * Round trips: the store remembers the version and JSON it last read or wrote of each group
+ * (`KNOWN_GROUPS` of them, the most recently used), and a change's first attempt starts from that
+ * instead of reading again. A group is typically read or written moments before its next change
+ * (the dispatcher reads its groups while it records the incident; a flush follows the dispatch that
+ * scheduled it; the hand-off's second write follows the first), so most changes cost one round
+ * trip, not two. A remembered version another replica has replaced fails the compare-and-set
+ * like any contention, and the next attempt reads: it costs a round trip, never a lost change. An
+ * attempt from memory that changes nothing is not trusted either (no compare-and-set checked it):
+ * it is made again on a fresh read.
  */
 
 /** A mutator's answer: `next` undefined = no change, null = delete the group. */
@@ -103,6 +113,9 @@ end
 return 0
 `;
 
+/** Groups whose last read or written version the store remembers (see the class comment). */
+export const KNOWN_GROUPS = 10_000;
+
 const WRITE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupWrite', lua: WRITE_LUA };
 const CLAIM_SCRIPT: LuaScript = { name: 'fleetwatchNotifyClaim', lua: CLAIM_LUA, numberOfKeys: 1 };
 const CLAIM_ONE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyClaimOne', lua: CLAIM_ONE_LUA, numberOfKeys: 1 };
@@ -124,6 +137,12 @@ interface Waiter {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** A group as stored: its version ('' = absent) and record JSON. */
+interface Stored {
+  version: string;
+  json: string | undefined;
+}
+
 function newVersion(): string {
   return randomBytes(8).toString('hex');
 }
@@ -134,6 +153,8 @@ export class GroupStore {
   readonly #maxAttempts: number;
   readonly #waiting = new Map<string, Waiter[]>();
   readonly #draining = new Set<string>();
+  /** The last version read or written of recently used groups, oldest first (see `KNOWN_GROUPS`). */
+  readonly #known = new Map<string, Stored>();
 
   constructor(options: GroupStoreOptions) {
     this.#redis = options.redis;
@@ -217,17 +238,38 @@ export class GroupStore {
 
   async #read(groupKey: string): Promise<{ version: string; record: GroupRecord | undefined }> {
     const [version, json] = await this.#redis.hmget(this.keys.group(groupKey), 'v', 's');
-    if (!version || !json) return { version: version ?? '', record: undefined };
+    const stored = version && json ? { version, json } : { version: version ?? '', json: undefined };
+    this.#remember(groupKey, stored);
+    return this.#decode(groupKey, stored);
+  }
+
+  /** Parsed afresh each time: a mutator gets a record no other caller holds. */
+  #decode(groupKey: string, stored: Stored): { version: string; record: GroupRecord | undefined } {
+    if (stored.json === undefined) return { version: stored.version, record: undefined };
     try {
-      return { version, record: JSON.parse(json) as GroupRecord };
+      return { version: stored.version, record: JSON.parse(stored.json) as GroupRecord };
     } catch {
+      this.#known.delete(groupKey);
       throw new Error(`group ${groupKey}: stored state is not valid JSON`);
     }
   }
 
+  #remember(groupKey: string, stored: Stored): void {
+    this.#known.delete(groupKey);
+    this.#known.set(groupKey, stored);
+    if (this.#known.size > KNOWN_GROUPS) {
+      const oldest = this.#known.keys().next();
+      if (!oldest.done) this.#known.delete(oldest.value);
+    }
+  }
+
   async #apply(groupKey: string, mutators: readonly GroupMutator<unknown>[]): Promise<Outcome[]> {
+    let known = this.#known.get(groupKey);
     for (let attempt = 1; ; attempt += 1) {
-      const { version, record } = await this.#read(groupKey);
+      // The first attempt starts from the remembered version when there is one (class comment).
+      const { version, record } = known ? this.#decode(groupKey, known) : await this.#read(groupKey);
+      const fromMemory = known !== undefined;
+      known = undefined;
       let current = record;
       let changed = false;
       const outcomes: Outcome[] = mutators.map((mutate) => {
@@ -242,8 +284,14 @@ export class GroupStore {
           return { ok: false, error };
         }
       });
+      // No change (or a mutator's error) is only an answer when seen on a fresh read: no
+      // compare-and-set verifies it.
+      if (fromMemory && (!changed || outcomes.some((outcome) => !outcome.ok))) continue;
       if (!changed) return outcomes;
       if (await this.#write(groupKey, version, record, current)) return outcomes;
+      this.#known.delete(groupKey);
+      // A remembered version replaced meanwhile is not contention: read and try again at once.
+      if (fromMemory) continue;
       if (attempt >= this.#maxAttempts) throw new GroupContentionError(groupKey, attempt);
       await sleep(Math.random() * Math.min(100, 2 ** attempt));
     }
@@ -266,16 +314,21 @@ export class GroupStore {
       ...adds.map((subject) => this.keys.subject(subject)),
       ...removes.map((subject) => this.keys.subject(subject)),
     ];
+    const written: Stored = after
+      ? { version: newVersion(), json: JSON.stringify(after) }
+      : { version: '', json: undefined };
     const args = after
       ? [
           version,
-          newVersion(),
-          JSON.stringify(after),
+          written.version,
+          written.json ?? '',
           after.wakeAt === undefined ? '' : Math.round(after.wakeAt),
           groupKey,
           adds.length,
         ]
       : [version, '', '', '', groupKey, adds.length];
-    return (await runScript(this.#redis, WRITE_SCRIPT, keys, args)) === 1;
+    const ok = (await runScript(this.#redis, WRITE_SCRIPT, keys, args)) === 1;
+    if (ok) this.#remember(groupKey, written);
+    return ok;
   }
 }

@@ -5,9 +5,12 @@ import type { RedisClient } from '../../lib/redis-connection.js';
 import { QUEUE_NAMES } from '../../queues/names.js';
 import { logWorkerEvents } from '../../queues/worker-log.js';
 import { bullPrefix, DEFAULT_PREFIX } from '../../store/keys.js';
-import type { EntityOrder } from './entity-order.js';
+import type { EntityOrder, OrderVerdict } from './entity-order.js';
 
 export type EventsWorker = Worker<FleetEvent, void, string>;
+
+/** The verdict without an order to keep: every event goes at once. */
+const GO: OrderVerdict = { go: true, skipped: 0 };
 
 export interface EventsWorkerOptions {
   /** A worker connection (`maxRetriesPerRequest: null`); shared, not closed by the worker. */
@@ -18,8 +21,10 @@ export interface EventsWorkerOptions {
   /**
    * The notification step's dispatcher (routing, grouping, silences). Idempotent per event, so a
    * redelivered job is safe; when it throws, the job fails and BullMQ retries it with back-off.
+   * With `order`, it is called at once with the order check as `gate`: it may read meanwhile, and
+   * writes nothing unless the gate lets the event go.
    */
-  dispatch?: (event: FleetEvent) => Promise<unknown>;
+  dispatch?: (event: FleetEvent, gate?: Promise<boolean>) => Promise<unknown>;
   /** Called per event once dispatched (tests). */
   onEvent?: (event: FleetEvent) => void | Promise<void>;
   /** Dispatches each subject's events in commit order (Guarantee 6); none: in arrival order. */
@@ -45,24 +50,29 @@ export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
     async (job: Job<FleetEvent, void, string>, token?: string) => {
       const event = job.data;
       const { order } = options;
-      if (order) {
-        const verdict = await order.place(event, job.timestamp);
-        if (!verdict.go) {
-          // Not a failed attempt: the job comes back after the delay and asks again (counted once).
-          if (job.attemptsStarted <= 1) options.onOrder?.waited(event);
-          await job.moveToDelayed(Date.now() + order.retryDelay(job.timestamp), token);
-          throw new DelayedError();
-        }
-        if (verdict.skipped > 0) {
-          logger?.warn(
-            { id: event.id, subject: event.subject, skipped: verdict.skipped, waitedMs: order.maxWaitMs },
-            'earlier events of this subject did not arrive in time; dispatching without them',
-          );
-          options.onOrder?.gaveUp(event, verdict.skipped);
-        }
+      // The order check and the dispatcher's reads in one round trip (see `dispatch`).
+      const placing = order?.place(event, job.timestamp);
+      const [verdict] = await Promise.all([
+        placing ?? GO,
+        options.dispatch?.(
+          event,
+          placing?.then((placed) => placed.go),
+        ),
+      ]);
+      if (!verdict.go) {
+        // Not a failed attempt: the job comes back after the delay and asks again (counted once).
+        if (job.attemptsStarted <= 1) options.onOrder?.waited(event);
+        await job.moveToDelayed(Date.now() + (order?.retryDelay(job.timestamp) ?? 0), token);
+        throw new DelayedError();
+      }
+      if (verdict.skipped > 0) {
+        logger?.warn(
+          { id: event.id, subject: event.subject, skipped: verdict.skipped, waitedMs: order?.maxWaitMs },
+          'earlier events of this subject did not arrive in time; dispatching without them',
+        );
+        options.onOrder?.gaveUp(event, verdict.skipped);
       }
       logger?.debug({ id: event.id, type: event.type, subject: event.subject }, 'event');
-      await options.dispatch?.(event);
       await order?.done(event);
       await options.onEvent?.(event);
     },

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeQuietly, createProducerConnection, waitForReady } from '../../../src/lib/redis-connection.js';
 import { type GroupRecord, newRecord, reschedule } from '../../../src/notifiers/aggregation/group-record.js';
 import { GroupStore } from '../../../src/notifiers/aggregation/group-store.js';
@@ -112,5 +112,27 @@ describe('GroupStore', () => {
     expect(results.slice(0, 20)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
     expect(results[20]).toBe('a bug in one mutator');
     expect((await store.get('batch'))?.state.sequence).toBe(20);
+  });
+
+  it('changes a group it just read or wrote without reading it again, never on a stale version', async () => {
+    const now = Date.now();
+    const [one, two] = stores as [GroupStore, GroupStore];
+    const reads = vi.spyOn(connections[0] as Redis, 'hmget');
+    try {
+      expect(await one.update('known', increment(now))).toBe(1);
+      expect(await one.update('known', increment(now))).toBe(2);
+      expect(reads).toHaveBeenCalledTimes(1);
+      // Another replica replaced the version `one` remembers: its compare-and-set fails, it reads
+      // and applies its change on top.
+      expect(await two.update('known', increment(now))).toBe(3);
+      expect(await one.update('known', increment(now))).toBe(4);
+      expect(reads).toHaveBeenCalledTimes(2);
+      // A change that changes nothing is answered from a fresh read, not from memory.
+      expect(await two.update('known', increment(now))).toBe(5);
+      expect(await one.update('known', (current) => ({ result: current?.state.sequence }))).toBe(5);
+      expect((await one.get('known'))?.state.sequence).toBe(5);
+    } finally {
+      reads.mockRestore();
+    }
   });
 });

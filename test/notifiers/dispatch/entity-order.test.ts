@@ -115,7 +115,9 @@ describe('the events worker with the order gate', () => {
       concurrency: 16,
       order: new EntityOrder({ redis: producer, prefix, maxWaitMs }),
       onOrder: { waited: (event) => held.push(event.id), gaveUp: (_event, n) => skipped.push(n) },
-      dispatch: async (event) => {
+      // As the dispatcher does: nothing is written unless the gate lets the event go.
+      dispatch: async (event, gate) => {
+        if (gate && !(await gate)) return;
         dispatched.push(event.id);
       },
     });
