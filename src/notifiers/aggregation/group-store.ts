@@ -285,8 +285,10 @@ export class GroupStore {
         }
       });
       // No change (or a mutator's error) is only an answer when seen on a fresh read: no
-      // compare-and-set verifies it.
-      if (fromMemory && (!changed || outcomes.some((outcome) => !outcome.ok))) continue;
+      // compare-and-set verifies it. Nor is deleting a group memory says is absent (`#write` has
+      // nothing to write, so nothing checks the version: the group may exist by now).
+      const unverified = !changed || (!record && !current) || outcomes.some((outcome) => !outcome.ok);
+      if (fromMemory && unverified) continue;
       if (!changed) return outcomes;
       if (await this.#write(groupKey, version, record, current)) return outcomes;
       this.#known.delete(groupKey);

@@ -112,10 +112,15 @@ export class Dispatcher {
   }
 
   /**
-   * Takes `event` into its groups. With `gate`, the reads and the incident record go ahead while
-   * the gate is decided (the events worker's order check), and nothing is written to a group
-   * unless it lets the event go (`held` otherwise): an event costs one round trip less. The record
-   * may go ahead because it keeps the latest event time per incident, whatever order they come in.
+   * Takes `event` into its groups. With `gate`, the routed groups' reads and the incident record
+   * go ahead while the gate is decided (the events worker's order check), and nothing is written
+   * to a group unless it lets the event go (`held` otherwise): an event costs one round trip less.
+   * Only what cannot mislead goes ahead: a read taken before an earlier event of the subject has
+   * written only leaves a version in the store's memory, which the group's compare-and-set
+   * checks; the record keeps the latest event time per incident, whatever order they come in.
+   * Where a resolution goes (`#followIncident`) is decided on reads taken after the gate: they
+   * see every earlier event of the subject in its groups (also when the order list and the
+   * groups are on different Redis Cluster masters, on connections not ordered with each other).
    */
   async dispatch(event: FleetEvent, gate?: Promise<boolean>): Promise<DispatchResult> {
     if (event.type === EVENT.incidentAcknowledged) return this.#acknowledge(event, gate);
@@ -130,14 +135,15 @@ export class Dispatcher {
       const group = groupFor(event, tags, match);
       return { key: group.key, match, group };
     });
-    // One round trip for all three: the groups' reads leave their versions in the store, so each
-    // group's write below needs no read of its own (group-store.ts).
-    const [targets] = await Promise.all([
-      this.#followIncident(event, routed),
+    // One round trip for both, while the gate is decided: the groups' reads leave their versions
+    // in the store, so each group's write below needs no read of its own (group-store.ts).
+    await Promise.all([
       this.#groups.incidents?.record(event),
       ...routed.map(({ key }) => this.#groups.store.get(key)),
     ]);
     if (gate && !(await gate)) return { groups: 0, added: 0, closedElsewhere: 0, held: true };
+    // After the gate (see above); only resolutions read anything here.
+    const targets = await this.#followIncident(event, routed);
     const muted = (await mutes.at(now))(event, { covering: true });
 
     const outcomes = await Promise.all(

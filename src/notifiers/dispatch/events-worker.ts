@@ -22,7 +22,8 @@ export interface EventsWorkerOptions {
    * The notification step's dispatcher (routing, grouping, silences). Idempotent per event, so a
    * redelivered job is safe; when it throws, the job fails and BullMQ retries it with back-off.
    * With `order`, it is called at once with the order check as `gate`: it may read meanwhile, and
-   * writes nothing unless the gate lets the event go.
+   * writes nothing unless the gate lets the event go. A wrapper must pass `gate` on: one that
+   * drops it type-checks, and dispatches every event ahead of the earlier ones it should wait for.
    */
   dispatch?: (event: FleetEvent, gate?: Promise<boolean>) => Promise<unknown>;
   /** Called per event once dispatched (tests). */
@@ -52,26 +53,31 @@ export function createEventsWorker(options: EventsWorkerOptions): EventsWorker {
       const { order } = options;
       // The order check and the dispatcher's reads in one round trip (see `dispatch`).
       const placing = order?.place(event, job.timestamp);
-      const [verdict] = await Promise.all([
-        placing ?? GO,
-        options.dispatch?.(
-          event,
-          placing?.then((placed) => placed.go),
-        ),
-      ]);
+      const gate = placing?.then((placed) => placed.go);
+      // The dispatcher may fail (a read, during a Redis restart) before it awaits the gate; the
+      // gate's own failure is then nobody's, and an unhandled rejection ends the process. It is
+      // seen through `placing` below.
+      gate?.catch(() => undefined);
+      const [placed, dispatched] = await Promise.allSettled([placing ?? GO, options.dispatch?.(event, gate)]);
+      if (placed.status === 'rejected') throw placed.reason;
+      const verdict = placed.value;
       if (!verdict.go) {
-        // Not a failed attempt: the job comes back after the delay and asks again (counted once).
+        // Not a failed attempt (the dispatcher wrote nothing, whatever its reads did): the job
+        // comes back after the delay and asks again (counted once).
         if (job.attemptsStarted <= 1) options.onOrder?.waited(event);
         await job.moveToDelayed(Date.now() + (order?.retryDelay(job.timestamp) ?? 0), token);
         throw new DelayedError();
       }
       if (verdict.skipped > 0) {
+        // Said even when the dispatch failed: the ids are dropped already, and the retry goes at
+        // once without saying it.
         logger?.warn(
           { id: event.id, subject: event.subject, skipped: verdict.skipped, waitedMs: order?.maxWaitMs },
           'earlier events of this subject did not arrive in time; dispatching without them',
         );
         options.onOrder?.gaveUp(event, verdict.skipped);
       }
+      if (dispatched.status === 'rejected') throw dispatched.reason;
       logger?.debug({ id: event.id, type: event.type, subject: event.subject }, 'event');
       await order?.done(event);
       await options.onEvent?.(event);

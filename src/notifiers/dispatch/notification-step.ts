@@ -28,8 +28,8 @@ import { Dispatcher, type DispatchHooks, type DispatchResult } from './dispatche
  * The notification step as the daemon runs it, built from the config: routes, entity tags,
  * maintenance windows and inhibition rules compiled once; the group store, silence store,
  * incidents, mute marks, dispatcher and flusher on the daemon's producer connection; one delivery
- * queue per configured receiver. The daemon hands every `events` job to `dispatch`, calls `start`
- * once, and `stop` after the events worker has closed.
+ * queue per configured receiver. The daemon hands every `events` job to `dispatch` (with the
+ * order gate), calls `start` once, and `stop` after the events worker has closed.
  *
  * A reload (`prepareReload`) compiles the new routes, tags, maintenance windows and inhibition
  * rules, then swaps them in one synchronous step (the dispatcher's routing and the groups'
@@ -113,7 +113,13 @@ export interface NotificationStep {
   readonly mutes: Mutes;
   readonly marks: MuteMarks;
   readonly queues: ReadonlyMap<string, DeliveryQueue>;
-  dispatch(event: FleetEvent): Promise<DispatchResult>;
+  /**
+   * `Dispatcher.dispatch`, gate included: the events worker passes its order check as `gate`, and
+   * an event the gate holds back must not reach a group (Guarantee 6). A wrapper that drops the
+   * argument still type-checks and dispatches every event the moment its job runs, ahead of the
+   * earlier events of its subject it should wait for (gated-dispatch.test.ts).
+   */
+  dispatch(event: FleetEvent, gate?: Promise<boolean>): Promise<DispatchResult>;
   /** Builds the step's part of a reload (routing, muting, queues); `commit` puts it in force. */
   prepareReload(config: NotificationStepConfig): PreparedReload;
   start(): void;
@@ -179,7 +185,7 @@ export function createNotificationStep(options: NotificationStepOptions): Notifi
     mutes,
     marks,
     queues,
-    dispatch: (event) => dispatcher.dispatch(event),
+    dispatch: (event, gate) => dispatcher.dispatch(event, gate),
     prepareReload(next) {
       const nextTags = compileEntityTags(next.notifications.entity_tags);
       const routing = { router: compileRoutes(next.notifications.route), tagsFor: nextTags };
