@@ -13,6 +13,7 @@ import { createEventsQueue, type EventsQueue } from '../../../src/queues/events-
 import { storeKeys } from '../../../src/store/keys.js';
 import { SnapshotStore } from '../../../src/store/snapshot-store.js';
 import { deletePrefixKeys, eventually, redisUrl, uniquePrefix } from '../../support/redis.js';
+import { commitChain } from './helpers.js';
 
 /**
  * Guarantee 6: a subject's events are dispatched in commit order, whatever order their jobs reach
@@ -35,30 +36,6 @@ afterAll(async () => {
   for (const prefix of prefixes) await deletePrefixKeys(producer, prefix);
   await closeQuietly([producer, workerConnection]);
 });
-
-/** Commits `count` lease changes of robot `id` (one version each), in order; returns their events. */
-async function commitChain(store: SnapshotStore, id: string, count: number): Promise<FleetEvent[]> {
-  const events: FleetEvent[] = [];
-  for (let version = 0; version < count; version += 1) {
-    const result = await store.commit(
-      { kind: 'robot', id, facet: 'lease' },
-      version,
-      {
-        state: { holder: `op-${version + 1}` },
-        observedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toISOString(),
-      },
-      [
-        {
-          type: 'robot.lease.changed',
-          data: { severity: 'info', previous: `op-${version}`, current: `op-${version + 1}` },
-        },
-      ],
-    );
-    if (!result.committed) throw new Error(`commit ${version} refused`);
-    events.push(...result.events);
-  }
-  return events;
-}
 
 function setup(): { prefix: string; store: SnapshotStore } {
   const prefix = uniquePrefix();

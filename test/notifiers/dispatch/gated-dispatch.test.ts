@@ -8,7 +8,7 @@ import { createEventsWorker, type EventsWorker } from '../../../src/notifiers/di
 import { createEventsQueue, type EventsQueue } from '../../../src/queues/events-queue.js';
 import { SnapshotStore } from '../../../src/store/snapshot-store.js';
 import { eventually, redisUrl } from '../../support/redis.js';
-import { fleetEvent, type Replica, type Rig, startRig } from './helpers.js';
+import { commitChain, fleetEvent, type Replica, type Rig, startRig } from './helpers.js';
 
 /**
  * Guarantee 6 through the notification step as the daemon wires it (`dispatch: step.dispatch`,
@@ -37,31 +37,6 @@ afterEach(async () => {
   await closeQuietly(workerConnection);
 });
 
-/** Commits `count` lease changes of robot `id`, in order; returns their events (ids in its order list). */
-async function commitChain(id: string, count: number): Promise<FleetEvent[]> {
-  const store = new SnapshotStore({ redis: rig.admin, prefix: rig.prefix, installation: 'test' });
-  const events: FleetEvent[] = [];
-  for (let version = 0; version < count; version += 1) {
-    const result = await store.commit(
-      { kind: 'robot', id, facet: 'lease' },
-      version,
-      {
-        state: { holder: `op-${version + 1}` },
-        observedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toISOString(),
-      },
-      [
-        {
-          type: 'robot.lease.changed',
-          data: { severity: 'info', previous: `op-${version}`, current: `op-${version + 1}` },
-        },
-      ],
-    );
-    if (!result.committed) throw new Error(`commit ${version} refused`);
-    events.push(...result.events);
-  }
-  return events;
-}
-
 /** The ids pending in every group of the rig, by group key. */
 async function pendingIds(): Promise<Record<string, string[]>> {
   const keys = await rig.admin.zrange(replica.groups.keys.wake, '0', '-1');
@@ -81,7 +56,8 @@ function events(): { queue: EventsQueue } {
 
 describe('the events worker with the notification step’s dispatch', () => {
   it('writes nothing for an event the gate holds, and takes a chain into its group in commit order', async () => {
-    const chain = await commitChain('rb-1', 3);
+    const store = new SnapshotStore({ redis: rig.admin, prefix: rig.prefix, installation: 'test' });
+    const chain = await commitChain(store, 'rb-1', 3);
     const held = new Set<string>();
     const dispatched: string[] = [];
     const worker: EventsWorker = createEventsWorker({

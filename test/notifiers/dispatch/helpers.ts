@@ -25,6 +25,7 @@ import {
 import type { EntityTagConfig, RootRouteConfig } from '../../../src/notifiers/routing/config.js';
 import { notifyQueueName } from '../../../src/queues/names.js';
 import { bullPrefix } from '../../../src/store/keys.js';
+import type { SnapshotStore } from '../../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../../support/redis.js';
 import { type ReceivedPost, SlackStandin } from '../../support/slack-standin.js';
 
@@ -193,4 +194,28 @@ export function shuffled<T>(items: readonly T[], seed = items.length): T[] {
     [out[index], out[other]] = [out[other] as T, out[index] as T];
   }
   return out;
+}
+
+/** Commits `count` lease changes of robot `id` (one version each), in order; returns their events. */
+export async function commitChain(store: SnapshotStore, id: string, count: number): Promise<FleetEvent[]> {
+  const events: FleetEvent[] = [];
+  for (let version = 0; version < count; version += 1) {
+    const result = await store.commit(
+      { kind: 'robot', id, facet: 'lease' },
+      version,
+      {
+        state: { holder: `op-${version + 1}` },
+        observedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, version)).toISOString(),
+      },
+      [
+        {
+          type: 'robot.lease.changed',
+          data: { severity: 'info', previous: `op-${version}`, current: `op-${version + 1}` },
+        },
+      ],
+    );
+    if (!result.committed) throw new Error(`commit ${version} refused`);
+    events.push(...result.events);
+  }
+  return events;
 }
