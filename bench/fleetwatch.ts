@@ -36,6 +36,8 @@ export interface FleetwatchOptions {
   config?: (httpPort: number) => Record<string, unknown>;
   /** Extra arguments for node before the script (V8 flags). */
   nodeArgs?: string[];
+  /** `worker.poll_thread`; true by default (`--no-poll-thread` measures without it). */
+  pollThread?: boolean;
   /** Names its config and log files (`<name>.yaml`, `<name>.log`); `fleetwatch` by default. */
   name?: string;
 }
@@ -53,6 +55,8 @@ export function benchConfig(options: FleetwatchOptions & { httpPort: number }): 
     },
     redis: { ...options.redis, prefix: BENCH_PREFIX },
     log: { level: 'warn', format: 'json' },
+    // Polls on a thread of their own, as a large installation should run (README, Scaling).
+    worker: { poll_thread: options.pollThread ?? true },
     pollers: {
       vehicles: { interval },
       power: { interval },

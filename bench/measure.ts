@@ -77,6 +77,8 @@ export interface SizeResult {
   cycles: { overruns: number; leaseHeld: number; staleTicks: number; withinInterval: boolean };
   /** fleetwatch processes against the one Redis (their CPU and metrics summed); absent: one. */
   replicas?: number;
+  /** fleetwatch polled on a thread of its own (`worker.poll_thread`); absent in results before it. */
+  pollThread?: boolean;
   /**
    * How long after the baseline a cycle first passed without overrunning jobs (`settled: false`:
    * none did within the wait, `ms` is the whole wait). Results written before it was measured have none.
@@ -296,6 +298,8 @@ export async function measureSize(
     redis?: RedisKind;
     /** fleetwatch processes against the one Redis; 1 by default. */
     replicas?: number;
+    /** `worker.poll_thread`; true by default. */
+    pollThread?: boolean;
   } = {},
 ): Promise<SizeResult> {
   const replicas = Math.max(1, options.replicas ?? 1);
@@ -356,6 +360,7 @@ export async function measureSize(
         redis: redis.section,
         sinkUrl: sink.url,
         intervalMs: spec.intervalMs,
+        pollThread: options.pollThread ?? true,
         ...(options.profileDir ? { profileDir: options.profileDir } : {}),
       },
       replicas,
@@ -574,6 +579,7 @@ export async function measureSize(
         withinInterval: overruns === 0 && leaseHeld === 0 && staleTicks === 0,
       },
       ...(replicas > 1 ? { replicas } : {}),
+      pollThread: options.pollThread ?? true,
       settle,
       gc: { microsPerPoll: (gcSeconds * 1e6) / polls, scavengesPerThousandPolls: (scavenges * 1000) / polls },
       scrapes: {

@@ -528,7 +528,7 @@ function outageRows(
 export function renderBlock(results: readonly StoredResult[], machine: Machine, idle?: StoredIdle): string {
   const withModes = results.some((r) => modeOf(r) !== 'quiet');
   const label = (r: SizeResult): string =>
-    `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}${replicasOf(r) > 1 ? ` (${replicasOf(r)} replicas)` : ''}`;
+    `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}${replicasOf(r) > 1 ? ` (${replicasOf(r)} replicas)` : ''}${r.pollThread === false ? ' (main loop)' : ''}`;
   const sizeCell = (r: SizeResult): string => (withModes ? `${label(r)} | ${modeOf(r)}` : label(r));
   const sizeHead = withModes ? 'size | mode' : 'size';
   const sizeRule = withModes ? '---|---' : '---';

@@ -73,6 +73,10 @@ const program = new Command('npm run bench --')
       .default(1),
   )
   .option(
+    '--no-poll-thread',
+    "fleetwatch polls on its main event loop (worker.poll_thread: false, fleetwatch's default) instead of a thread of its own",
+  )
+  .option(
     '--outage',
     'after each size: the whole upstream fails (time-outs and 503s) and what it costs is measured (about 4–6 cycles more)',
   )
@@ -106,6 +110,7 @@ const options = program.opts<{
   outage?: boolean;
   redis: RedisKind;
   replicas: number;
+  pollThread: boolean;
   idle?: boolean;
   soak?: number | string;
 }>();
@@ -187,6 +192,7 @@ await runGuarded(async () => {
         ...(options.outage ? { outage: true } : {}),
         redis: options.redis,
         replicas: options.replicas,
+        pollThread: options.pollThread,
       });
       log(
         `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,

@@ -17,6 +17,8 @@ import { build, type Metafile, type Plugin } from 'esbuild';
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI_ENTRY = resolve(ROOT, 'src', 'cli', 'run.ts');
 export const CLI_OUT = resolve(ROOT, 'dist', 'bin');
+/** The poll thread's code (`worker.poll_thread`): an entry of its own, sharing the chunks. */
+export const POLL_THREAD_ENTRY = resolve(ROOT, 'src', 'daemon', 'poll-thread.ts');
 
 /**
  * Left to node_modules at run time: Bull Board serves its page's files from its own package folder,
@@ -54,7 +56,7 @@ const bullmqWithoutSideEffects: Plugin = {
 /** Builds the bundle; its metafile says what it imports from outside itself. */
 export async function buildCli(outDir = CLI_OUT): Promise<Metafile> {
   const result = await build({
-    entryPoints: { fleetwatch: CLI_ENTRY },
+    entryPoints: { fleetwatch: CLI_ENTRY, 'poll-thread': POLL_THREAD_ENTRY },
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -37,20 +37,21 @@ import {
   type NotificationStepTuning,
 } from '../notifiers/dispatch/notification-step.js';
 import { factoryOf } from '../notifiers/receivers/kinds.js';
-import type { PollCounters, PollHooks } from '../pollers/outcome.js';
+import { combineHooks, type PollCounters, type PollHooks } from '../pollers/outcome.js';
 import { createPollQueues } from '../pollers/poll-queue.js';
-import { createPollWorker, type PollWorker } from '../pollers/poll-worker.js';
 import { POLL_LANES } from '../pollers/poller.js';
 import { POLLER_NAMES } from '../pollers/registry.js';
 import type { PollRunner } from '../pollers/runner.js';
-import { PollScheduler, scheduledPollers } from '../pollers/scheduler.js';
+import { scheduledPollers } from '../pollers/scheduler.js';
 import { createEventsQueue } from '../queues/events-queue.js';
 import { notifyQueueName, pollQueueName, QUEUE_NAMES } from '../queues/names.js';
 import { storeKeys } from '../store/keys.js';
 import { OutboxRelay } from '../store/outbox-relay.js';
 import { shardCountProblem } from '../store/store-marker.js';
 import type { RequestObserver } from '../upstream/http.js';
-import { buildPollingCore } from './polling-core.js';
+import { PollThreadHost } from './poll-thread-host.js';
+import { buildPollWork } from './poll-work.js';
+import { buildPollingCore, combineObservers } from './polling-core.js';
 import { ConfigReloader, type ReloadTrigger } from './reload.js';
 
 /**
@@ -67,8 +68,9 @@ import { ConfigReloader, type ReloadTrigger } from './reload.js';
  * - the upstream client, observed by the upstream-health counting windows;
  * - the store guard (the store marker: a store emptied under the daemon is announced once and its
  *   open incidents carried over, see pollers/store-guard.ts);
- * - the scheduler (clock-aligned ticks → `poll` jobs), the poll worker (`worker.concurrency`), the
- *   outbox relay (outbox → `events` queue) and an `events` worker that hands each event to the
+ * - the scheduler (clock-aligned ticks → `poll` jobs) and a poll worker per lane
+ *   (`worker.concurrency` each; poll-work.ts), on a thread of their own with `worker.poll_thread`
+ *   (poll-thread.ts, with a polling core of its own: one more replica to Redis), the outbox relay (outbox → `events` queue) and an `events` worker that hands each event to the
  *   notification step (notifiers/dispatch: routing, groups, silences; its flusher puts grouped
  *   notifications on one delivery queue per receiver).
  *
@@ -118,7 +120,6 @@ export interface Daemon {
   /** Resolves once `stop` has finished. */
   readonly stopped: Promise<void>;
   readonly runner: PollRunner;
-  readonly scheduler: PollScheduler;
   readonly counters: PollCounters;
   /** This daemon's Prometheus registry, the names it exports and its hooks: serve `metrics.registry`. */
   readonly metrics: Metrics;
@@ -131,6 +132,8 @@ export interface Daemon {
   reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
   /** Why the daemon refused the store and stopped (`redis.shards` does not match it), if it did. */
   readonly refused: string | undefined;
+  /** Why the daemon stopped on its own (its poll thread ended), if it did. */
+  readonly failed: string | undefined;
   /** The config in force: the one started with, with the live sections of the last reload. */
   readonly config: Config;
 }
@@ -187,7 +190,11 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   // copies every defined script onto each pipeline it builds. The store builds a pipeline or more
   // per group commit; on the queues' connection that copying was a tenth of a poll's CPU.
   const storeConnection = createProducerConnection(endpoint, { name: 'store', logger });
-  const pollConnection = createWorkerConnection(endpoint, { name: 'poll-worker', logger });
+  // With `worker.poll_thread` the polls run on a thread of their own, with its own connections.
+  const threaded = config.worker.poll_thread;
+  const pollConnection = threaded
+    ? undefined
+    : createWorkerConnection(endpoint, { name: 'poll-worker', logger });
   const eventsConnection = createWorkerConnection(endpoint, { name: 'events-worker', logger });
   const abort = new AbortController();
   // Every upstream read under way listens to it: far more than the default 10 listeners.
@@ -243,35 +250,40 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     ...(options.relay?.blockMs === undefined ? {} : { blockMs: options.relay.blockMs }),
     claimIdleMs: options.relay?.claimIdleMs ?? takeover,
   });
-  // One worker per lane: an upstream that hangs holds only its own lane's jobs (see POLL_LANES).
-  const pollWorkers: PollWorker[] = POLL_LANES.map((lane) =>
-    createPollWorker({
-      connection: pollConnection,
-      prefix,
-      lane,
-      runner,
-      concurrency: config.worker.concurrency,
-      lockDuration: takeover,
-      stalledInterval: takeover,
-      logger,
-      autorun: false,
-    }),
-  );
-  for (const worker of pollWorkers)
-    worker.on('failed', (job) => metrics.hooks.poll.jobFailed(job?.data?.poller));
-  const scheduler = new PollScheduler({
-    queues: pollQueues,
-    plan: (poller, tick) => runner.plan(poller, tick),
-    pollers: scheduledPollers(config.pollers),
-    // What the poll worker does with a job, minus the queue: a throw is logged, never raised.
-    runLocal: (data) =>
-      runner.runJob(data, { skipStaleTicks: true }).catch((error: unknown) => {
-        metrics.hooks.poll.jobFailed(data.poller);
-        logger.warn({ poller: data.poller, err: (error as Error).message }, 'poll job failed');
-      }),
-    logger,
-    now,
-  });
+  const jobFailed = (poller: unknown) => metrics.hooks.poll.jobFailed(poller);
+  let failed: string | undefined;
+  // The scheduler and the poll workers: here, or on the poll thread, fed the same hooks.
+  const pollWork = pollConnection
+    ? buildPollWork({
+        config,
+        runner,
+        queues: pollQueues,
+        connection: pollConnection,
+        logger,
+        now,
+        onJobFailed: jobFailed,
+        abort,
+      })
+    : undefined;
+  const pollThread = pollWork
+    ? undefined
+    : new PollThreadHost({
+        config,
+        logger,
+        hooks: {
+          poll: combineHooks([counters, metrics.hooks.poll, options.hooks], (error) =>
+            logger.debug({ err: (error as Error).message }, 'poll hook failed'),
+          ),
+          upstream: combineObservers([metrics.hooks.upstream, options.observer]),
+          events: metrics.hooks.events,
+          jobFailed,
+        },
+        onFailure: (reason) => {
+          failed = reason;
+          logger.error(reason);
+          void stop();
+        },
+      });
   // One port for metrics, probes, the API and the queue UI (src/http).
   const http =
     config.http.enabled === false
@@ -325,7 +337,15 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
         prepare: (next) => delivery?.prepareReload(next, grace) ?? NOTHING_TO_RELOAD,
       },
       { name: 'notification step', prepare: (next) => notifications.prepareReload(next) },
-      { name: 'poll runner', prepare: (next) => ({ commit: () => runner.useDetectors(next.detectors) }) },
+      {
+        name: 'poll runner',
+        prepare: (next) => ({
+          commit: () => {
+            runner.useDetectors(next.detectors);
+            pollThread?.useDetectors(next.detectors);
+          },
+        }),
+      },
       {
         name: 'metrics',
         prepare: (next) => ({
@@ -439,32 +459,14 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
       stop: () => windows.stop(),
     },
     {
-      name: 'poll worker',
+      // The scheduler's ticks and the poll workers (poll-work.ts), here or on the poll thread.
+      name: 'polls',
       ...afterRedis,
-      start: () => {
-        for (const worker of pollWorkers) runWorker(worker);
-      },
+      start: () => (pollWork ? pollWork.start() : pollThread?.start()),
       // Polls under way get the grace; then their upstream reads are aborted.
       stop: async (remaining) => {
-        const closed = await Promise.all(
-          pollWorkers.map((worker) =>
-            closeWorker(worker, {
-              name: worker.name,
-              graceMs: remaining,
-              onForce: () => abort.abort(new Error('fleetwatch is shutting down')),
-              logger,
-            }),
-          ),
-        );
-        polls = closed.includes('forced') ? 'forced' : 'graceful';
+        polls = await (pollWork ? pollWork.stop(remaining) : pollThread?.stop(remaining));
       },
-    },
-    {
-      name: 'scheduler',
-      ...afterRedis,
-      start: () => scheduler.start(),
-      // A beat under way may wait on a Redis that stopped answering (paused, refusing credentials).
-      stop: () => settlesWithin(scheduler.stop(), 2_000),
     },
     {
       name: 'metrics',
@@ -544,12 +546,14 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
     stop,
     stopped,
     runner,
-    scheduler,
     counters,
     metrics,
     reload: (trigger: ReloadTrigger = 'signal') => reloader.reload(trigger),
     get refused() {
       return refused;
+    },
+    get failed() {
+      return failed;
     },
     get config() {
       return reloader.config;

@@ -113,7 +113,8 @@ export function buildPollingCore(options: PollingCoreOptions): PollingCore {
   return { store, guard, incidents, leases, windows, upstream, runner, counters };
 }
 
-function combineObservers(observers: ReadonlyArray<RequestObserver | undefined>): RequestObserver {
+/** Tells every observer given about each exchange. */
+export function combineObservers(observers: ReadonlyArray<RequestObserver | undefined>): RequestObserver {
   const list = observers.filter((observer): observer is RequestObserver => observer !== undefined);
   return {
     request: (info) => {

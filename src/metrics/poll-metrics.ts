@@ -69,14 +69,14 @@ export function createPollHooks(options: PollMetricsOptions): PollMetricHooks {
     observationError(info: ObservationErrorInfo) {
       options.observationErrors.inc({ poller: info.poller, code: info.error.code });
     },
-    jobFinished(outcome: PollOutcome, durationMs: number) {
+    jobFinished(outcome: PollOutcome, durationMs: number, at?: number) {
       const poller = outcome.poller;
       options.duration.observe({ poller }, Math.max(0, durationMs) / 1000);
       options.jobs.inc({ poller, result: resultOf(outcome) });
       if (outcome.observed > 0) options.observations.inc({ poller }, outcome.observed);
       const timing = timings[poller];
       if (!timing || !(timing.intervalMs > 0)) return;
-      const finishedAt = now();
+      const finishedAt = at ?? now();
       const tickStart = outcome.tick * timing.intervalMs + (timing.delayMs ?? 0);
       const startedAt = finishedAt - Math.max(0, durationMs);
       options.lag.observe({ poller }, Math.max(0, startedAt - tickStart - outcome.offsetMs) / 1000);

@@ -64,8 +64,11 @@ export function emptyOutcome(poller: PollerName, tick: number, shard: number, of
  * is caught and logged).
  */
 export interface PollHooks extends ObservationHooks {
-  /** Once per finished job. */
-  jobFinished?(outcome: PollOutcome, durationMs: number): void;
+  /**
+   * Once per finished job. `finishedAt` (epoch ms) is given when the hook is told later than the
+   * job finished (the poll thread's hooks arrive in batches); otherwise it is now.
+   */
+  jobFinished?(outcome: PollOutcome, durationMs: number, finishedAt?: number): void;
 }
 
 /** In-memory counters that implement `PollHooks`: what tests and the metrics endpoint read. */
@@ -118,8 +121,8 @@ export function combineHooks(
     observationError: (info) => {
       for (const hook of list) safe(() => hook.observationError?.(info));
     },
-    jobFinished: (outcome, durationMs) => {
-      for (const hook of list) safe(() => hook.jobFinished?.(outcome, durationMs));
+    jobFinished: (outcome, durationMs, finishedAt) => {
+      for (const hook of list) safe(() => hook.jobFinished?.(outcome, durationMs, finishedAt));
     },
   };
 }

@@ -146,6 +146,16 @@ describe('the benchmark report', () => {
     expect(block).toMatch(/\| CPU per poll ≤ 3× [^\n]*\| 100k 6\.0× \|/);
   });
 
+  it('marks a run that polled on the main event loop (--no-poll-thread)', () => {
+    const threaded: SizeResult = {
+      ...result('10k', 'quiet', { cpuPerPoll: 120, p99: 70 }),
+      pollThread: true,
+    };
+    const block = renderBlock([{ ...threaded, pollThread: false }], machine);
+    expect(block).toContain('| 10k (main loop) | 5,000 + 5,000 |');
+    expect(renderBlock([threaded], machine)).toContain('| 10k | 5,000 + 5,000 |');
+  });
+
   it('spreads Redis CPU per poll over a cluster’s masters, with the busiest one’s share', () => {
     const clustered = result('10k', 'quiet', { cpuPerPoll: 150, p99: 40 });
     const block = renderBlock(

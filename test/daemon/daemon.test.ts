@@ -206,8 +206,7 @@ describe('startDaemon', () => {
       'config reload',
       'http',
       'metrics',
-      'scheduler',
-      'poll worker',
+      'polls',
       'upstream windows',
       'outbox relay',
       'events worker',
@@ -245,5 +244,81 @@ describe('startDaemon', () => {
     // that is Redis being slow, not a part starting before its connection was ready.
     const slow = (line: { msg?: unknown }) => String(line.msg).startsWith('Redis is not answering');
     expect(lines.filter((line) => Number(line.level) >= 40 && !slow(line))).toEqual([]);
+  });
+});
+
+const THREADED = { concurrency: 4, shutdown_grace: '3s', poll_thread: true };
+
+/**
+ * `worker.poll_thread: true`: the scheduler and the poll workers run on a thread of their own.
+ * What the daemon shows must not change: events, counters, metrics, log lines and the shutdown.
+ */
+describe('startDaemon with worker.poll_thread', () => {
+  it('polls on its own thread: events, counters, metrics and its log lines reach the daemon, and it stops cleanly', async () => {
+    const received: FleetEvent[] = [];
+    const { lines, logger } = captureJsonLog('debug');
+    const daemon = startDaemon(config({ worker: THREADED }), {
+      logger,
+      onEvent: (event) => {
+        received.push(event);
+      },
+      relay: { blockMs: 200 },
+    });
+    running.push(daemon);
+    await eventually(
+      async () => daemon.counters.totals.get('power')?.observed ?? 0,
+      (observed) => observed >= 6,
+    );
+    const target = 'veh-0003';
+    sim.control.updateVehicle(target, { vpnConnected: false });
+    await eventually(
+      async () =>
+        received.filter((event) => event.subject === `vehicle/${target}`).map((event) => event.type),
+      (types) => types.includes('vehicle.vpn.disconnected'),
+    );
+    sim.control.updateVehicle(target, { vpnConnected: true });
+
+    // The hooks' calls, replayed on the daemon's side: poll jobs, upstream exchanges, events.
+    const metrics = await daemon.metrics.registry.metrics();
+    expect(metrics).toMatch(/fleetwatch_poll_jobs_total\{poller="vehicles",result="ok"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(
+      /fleetwatch_upstream_requests_total\{[^}]*operation="list_vehicles"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(/fleetwatch_events_total\{type="vehicle.vpn.disconnected"[^}]*\} 1/);
+    // The thread's lines, written by the daemon's logger.
+    expect(lines.some((line) => line.thread === 'poll')).toBe(true);
+
+    const started = Date.now();
+    await daemon.stop();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(lines.find((line) => line.msg === 'fleetwatch stopped')).toMatchObject({ polls: 'graceful' });
+    expect(lines.filter((line) => Number(line.level) >= 50)).toEqual([]);
+    expect(daemon.failed).toBeUndefined();
+  });
+
+  it('gives in-flight polls the shutdown grace, then aborts them', async () => {
+    sim.control.setFaults({ latencyMs: 5_000, scope: 'v1' });
+    try {
+      const { lines, logger } = captureJsonLog();
+      const daemon = startDaemon(
+        config({
+          upstream: { http: { request_timeout: 20_000 } },
+          worker: { ...THREADED, shutdown_grace: '500ms' },
+        }),
+        { logger },
+      );
+      running.push(daemon);
+      const delayedBefore = sim.control.stats().faults.delayed;
+      await eventually(
+        async () => sim.control.stats().faults.delayed,
+        (delayed) => delayed > delayedBefore,
+      );
+      const started = Date.now();
+      await daemon.stop();
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(lines.find((line) => line.msg === 'fleetwatch stopped')).toMatchObject({ polls: 'forced' });
+    } finally {
+      sim.control.clearFaults();
+    }
   });
 });

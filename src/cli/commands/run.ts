@@ -51,6 +51,8 @@ export function registerRunCommand(program: Command, context: CliContext): void 
         await daemon.stopped;
         // Refused the store (redis.shards): said in one line already; a configuration mistake.
         if (daemon.refused !== undefined) context.exitCode = ExitCode.usage;
+        // Its poll thread ended: said in one line already; a restart may help.
+        else if (daemon.failed !== undefined) context.exitCode = ExitCode.failed;
       } finally {
         process.off('SIGHUP', onHangUp);
       }

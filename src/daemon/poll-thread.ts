@@ -1,0 +1,112 @@
+import { setMaxListeners } from 'node:events';
+import { parentPort, workerData } from 'node:worker_threads';
+import {
+  closeQuietly,
+  createProducerConnection,
+  createWorkerConnection,
+  redisEndpoint,
+  waitForReady,
+} from '../lib/redis-connection.js';
+import { settlesWithin } from '../lib/shutdown.js';
+import { createLogger } from '../log/logger.js';
+import { createPollQueues } from '../pollers/poll-queue.js';
+import { POLL_LANES } from '../pollers/poller.js';
+import {
+  type FromPollThread,
+  type PollThreadData,
+  recordingHooks,
+  type ToPollThread,
+} from './poll-thread-protocol.js';
+import { buildPollWork } from './poll-work.js';
+import { buildPollingCore } from './polling-core.js';
+
+/**
+ * The poll thread (`worker.poll_thread: true`): the scheduler, the poll workers and the polling
+ * core they drive, on an event loop (and a heap) of their own. Polls come back from a fast
+ * upstream in bursts, and their parsing, detection and commits then hold a loop for tens of
+ * milliseconds; on the daemon's own loop every round trip of a notification under way waits
+ * behind them. Here they only share the cores.
+ *
+ * It is one more replica as far as Redis is concerned: its own connections, upstream client
+ * (token, in-flight slots), counting windows and store guard, exactly as a second `fleetwatch run`
+ * would have. What it reports goes to the daemon: log lines (written by the daemon's logger) and
+ * the poll hooks' calls (metrics), see poll-thread-protocol.ts.
+ */
+
+const port = parentPort;
+if (!port) throw new Error('the poll thread runs inside the daemon (worker.poll_thread)');
+const { config, logLevel } = workerData as PollThreadData;
+const post = (message: FromPollThread) => port.postMessage(message);
+const logger = createLogger({
+  level: logLevel,
+  format: 'json',
+  destination: { write: (line: string) => post({ type: 'log', line }) },
+}).child({ thread: 'poll' });
+const hooks = recordingHooks(post, Date.now);
+
+const endpoint = redisEndpoint(config.redis);
+const producer = createProducerConnection(endpoint, { name: 'poll-thread', logger });
+const storeConnection = createProducerConnection(endpoint, { name: 'poll-thread-store', logger });
+const pollConnection = createWorkerConnection(endpoint, { name: 'poll-worker', logger });
+const abort = new AbortController();
+// Every upstream read under way listens to it: far more than the default 10 listeners.
+setMaxListeners(0, abort.signal);
+const { guard, windows, upstream, runner } = buildPollingCore({
+  config,
+  redis: storeConnection,
+  logger,
+  now: Date.now,
+  hooks: [hooks.poll],
+  observers: [hooks.upstream],
+  onCommitted: hooks.events,
+  signal: abort.signal,
+});
+const queues = createPollQueues({ connection: producer, prefix: config.redis.prefix, logger });
+const work = buildPollWork({
+  config,
+  runner,
+  queues,
+  connection: pollConnection,
+  logger,
+  now: Date.now,
+  onJobFailed: hooks.jobFailed,
+  abort,
+});
+
+async function stop(graceMs: number): Promise<void> {
+  const polls = await work.stop(graceMs);
+  await settlesWithin(Promise.all([windows.stop(), guard.stop()]), 2_000);
+  await settlesWithin(Promise.all(POLL_LANES.map((lane) => queues[lane].close())), 2_000);
+  await closeQuietly([pollConnection, storeConnection, producer]);
+  await settlesWithin(upstream.close(), 5_000);
+  hooks.flush();
+  post({ type: 'stopped', polls });
+  port?.close();
+}
+
+port.on('message', (message: ToPollThread) => {
+  switch (message.type) {
+    case 'start':
+      // The daemon's connections are ready; this thread's own may still be connecting.
+      Promise.all([waitForReady(producer), waitForReady(storeConnection)]).then(
+        () => {
+          guard.start();
+          if (config.pollers.upstream.enabled) windows.start();
+          work.start();
+        },
+        // Closed before it was ready: the thread is stopping.
+        () => undefined,
+      );
+      break;
+    case 'detectors':
+      runner.useDetectors(message.detectors);
+      break;
+    case 'stop':
+      stop(message.graceMs).catch((error: unknown) => {
+        logger.error({ err: (error as Error).message }, 'error while stopping the poll thread');
+        post({ type: 'stopped', polls: 'forced' });
+        port?.close();
+      });
+      break;
+  }
+});
