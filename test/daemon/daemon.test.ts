@@ -168,30 +168,33 @@ describe('startDaemon', () => {
     await daemon.stopped;
   });
 
-  it('gives in-flight polls the shutdown grace, then aborts them', async () => {
-    sim.control.setFaults({ latencyMs: 5_000, scope: 'v1' });
-    try {
-      const cfg = config({
-        upstream: { http: { request_timeout: 20_000 } },
-        worker: { shutdown_grace: '500ms' },
-      });
-      const { lines, logger } = captureJsonLog();
-      const daemon = startDaemon(cfg, { logger });
-      running.push(daemon);
-      // Stop once the first vehicles poll is waiting for the slow list.
-      const delayedBefore = sim.control.stats().faults.delayed;
-      await eventually(
-        async () => sim.control.stats().faults.delayed,
-        (delayed) => delayed > delayedBefore,
-      );
-      const started = Date.now();
-      await daemon.stop();
-      expect(Date.now() - started).toBeLessThan(4_000);
-      expect(lines.find((line) => line.msg === 'fleetwatch stopped')).toMatchObject({ polls: 'forced' });
-    } finally {
-      sim.control.clearFaults();
-    }
-  });
+  it.each([false, true])(
+    'gives in-flight polls the shutdown grace, then aborts them (poll thread: %s)',
+    async (thread) => {
+      sim.control.setFaults({ latencyMs: 5_000, scope: 'v1' });
+      try {
+        const cfg = config({
+          upstream: { http: { request_timeout: 20_000 } },
+          worker: { concurrency: 4, shutdown_grace: '500ms', poll_thread: thread },
+        });
+        const { lines, logger } = captureJsonLog();
+        const daemon = startDaemon(cfg, { logger });
+        running.push(daemon);
+        // Stop once the first vehicles poll is waiting for the slow list.
+        const delayedBefore = sim.control.stats().faults.delayed;
+        await eventually(
+          async () => sim.control.stats().faults.delayed,
+          (delayed) => delayed > delayedBefore,
+        );
+        const started = Date.now();
+        await daemon.stop();
+        expect(Date.now() - started).toBeLessThan(4_000);
+        expect(lines.find((line) => line.msg === 'fleetwatch stopped')).toMatchObject({ polls: 'forced' });
+      } finally {
+        sim.control.clearFaults();
+      }
+    },
+  );
 
   it('stops its parts in the reverse of their start order: reloads and HTTP first, the upstream client last', async () => {
     const prefix = `mech-${randomBytes(5).toString('hex')}`;
@@ -294,31 +297,5 @@ describe('startDaemon with worker.poll_thread', () => {
     expect(lines.find((line) => line.msg === 'fleetwatch stopped')).toMatchObject({ polls: 'graceful' });
     expect(lines.filter((line) => Number(line.level) >= 50)).toEqual([]);
     expect(daemon.failed).toBeUndefined();
-  });
-
-  it('gives in-flight polls the shutdown grace, then aborts them', async () => {
-    sim.control.setFaults({ latencyMs: 5_000, scope: 'v1' });
-    try {
-      const { lines, logger } = captureJsonLog();
-      const daemon = startDaemon(
-        config({
-          upstream: { http: { request_timeout: 20_000 } },
-          worker: { ...THREADED, shutdown_grace: '500ms' },
-        }),
-        { logger },
-      );
-      running.push(daemon);
-      const delayedBefore = sim.control.stats().faults.delayed;
-      await eventually(
-        async () => sim.control.stats().faults.delayed,
-        (delayed) => delayed > delayedBefore,
-      );
-      const started = Date.now();
-      await daemon.stop();
-      expect(Date.now() - started).toBeLessThan(4_000);
-      expect(lines.find((line) => line.msg === 'fleetwatch stopped')).toMatchObject({ polls: 'forced' });
-    } finally {
-      sim.control.clearFaults();
-    }
   });
 });
