@@ -282,12 +282,17 @@ describe('startDaemon with worker.poll_thread', () => {
     sim.control.updateVehicle(target, { vpnConnected: true });
 
     // The hooks' calls, replayed on the daemon's side: poll jobs, upstream exchanges, events.
-    const metrics = await daemon.metrics.registry.metrics();
-    expect(metrics).toMatch(/fleetwatch_poll_jobs_total\{poller="vehicles",result="ok"[^}]*\} [1-9]/);
-    expect(metrics).toMatch(
+    // The event's count may reach the daemon a batch (at most 20 ms) after the event itself.
+    const expected = [
+      /fleetwatch_poll_jobs_total\{poller="vehicles",result="ok"[^}]*\} [1-9]/,
       /fleetwatch_upstream_requests_total\{[^}]*operation="list_vehicles"[^}]*\} [1-9]/,
+      /fleetwatch_events_total\{type="vehicle.vpn.disconnected"[^}]*\} 1\n/,
+    ];
+    const metrics = await eventually(
+      () => daemon.metrics.registry.metrics(),
+      (text) => expected.every((pattern) => pattern.test(text)),
     );
-    expect(metrics).toMatch(/fleetwatch_events_total\{type="vehicle.vpn.disconnected"[^}]*\} 1/);
+    for (const pattern of expected) expect(metrics).toMatch(pattern);
     // The thread's lines, written by the daemon's logger.
     expect(lines.some((line) => line.thread === 'poll')).toBe(true);
 
