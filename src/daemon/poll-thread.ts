@@ -8,6 +8,7 @@ import {
   waitForReady,
 } from '../lib/redis-connection.js';
 import { settlesWithin } from '../lib/shutdown.js';
+import { lowerThisThreadPriority, POLL_THREAD_NICENESS } from '../lib/thread-priority.js';
 import { createLogger } from '../log/logger.js';
 import { createPollQueues } from '../pollers/poll-queue.js';
 import { POLL_LANES } from '../pollers/poller.js';
@@ -25,7 +26,8 @@ import { buildPollingCore } from './polling-core.js';
  * core they drive, on an event loop (and a heap) of their own. Polls come back from a fast
  * upstream in bursts, and their parsing, detection and commits then hold a loop for tens of
  * milliseconds; on the daemon's own loop every round trip of a notification under way waits
- * behind them. Here they only share the cores.
+ * behind them. Here they only share the cores, and at a lower priority (lib/thread-priority.ts):
+when the cores are busy, the notification path goes first.
  *
  * It is one more replica as far as Redis is concerned: its own connections, upstream client
  * (token, in-flight slots), counting windows and store guard, exactly as a second `fleetwatch run`
@@ -33,8 +35,10 @@ import { buildPollingCore } from './polling-core.js';
  * the poll hooks' calls (metrics), see poll-thread-protocol.ts.
  */
 
-const port = parentPort;
-if (!port) throw new Error('the poll thread runs inside the daemon (worker.poll_thread)');
+function outsideTheDaemon(): never {
+  throw new Error('the poll thread runs inside the daemon (worker.poll_thread)');
+}
+const port = parentPort ?? outsideTheDaemon();
 const { config, logLevel } = workerData as PollThreadData;
 const post = (message: FromPollThread) => port.postMessage(message);
 const logger = createLogger({
@@ -43,6 +47,9 @@ const logger = createLogger({
   destination: { write: (line: string) => post({ type: 'log', line }) },
 }).child({ thread: 'poll' });
 const hooks = recordingHooks(post, Date.now);
+const priority = lowerThisThreadPriority(POLL_THREAD_NICENESS);
+if (priority.lowered) logger.debug({ nice: priority.nice }, 'the poll thread runs at a lower priority');
+else logger.info({ reason: priority.reason }, "the poll thread runs at the daemon's priority");
 
 const endpoint = redisEndpoint(config.redis);
 const producer = createProducerConnection(endpoint, { name: 'poll-thread', logger });
@@ -81,7 +88,7 @@ async function stop(graceMs: number): Promise<void> {
   await settlesWithin(upstream.close(), 5_000);
   hooks.flush();
   post({ type: 'stopped', polls });
-  port?.close();
+  port.close();
 }
 
 port.on('message', (message: ToPollThread) => {
@@ -105,7 +112,7 @@ port.on('message', (message: ToPollThread) => {
       stop(message.graceMs).catch((error: unknown) => {
         logger.error({ err: (error as Error).message }, 'error while stopping the poll thread');
         post({ type: 'stopped', polls: 'forced' });
-        port?.close();
+        port.close();
       });
       break;
   }

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import type { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../../src/daemon/index.js';
 import type { FleetEvent } from '../../src/events/types.js';
 import { closeQuietly } from '../../src/lib/redis-connection.js';
+import { POLL_THREAD_NICENESS } from '../../src/lib/thread-priority.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { EventLog } from '../../src/store/event-log.js';
@@ -250,6 +253,19 @@ describe('startDaemon', () => {
   });
 });
 
+/** Each thread's nice value, from /proc (Linux keeps one per thread). */
+function threadNiceValues(): number[] {
+  return readdirSync('/proc/self/task').flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // After the command name in parentheses: field 3 (state) onwards; nice is field 19.
+      return [Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])];
+    } catch {
+      return []; // the thread ended meanwhile
+    }
+  });
+}
+
 const THREADED = { concurrency: 4, shutdown_grace: '3s', poll_thread: true };
 
 /**
@@ -295,6 +311,11 @@ describe('startDaemon with worker.poll_thread', () => {
     for (const pattern of expected) expect(metrics).toMatch(pattern);
     // The thread's lines, written by the daemon's logger.
     expect(lines.some((line) => line.thread === 'poll')).toBe(true);
+    if (process.platform === 'linux' && getPriority() < 19) {
+      // One thread of this process, the poll thread, runs at a lower priority; this one does not.
+      const lowered = Math.min(19, getPriority() + POLL_THREAD_NICENESS);
+      expect(threadNiceValues().filter((nice) => nice === lowered)).toHaveLength(1);
+    }
 
     const started = Date.now();
     await daemon.stop();
