@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { Prng } from '../src/simulator/prng.js';
 import { type BlackboxResult, findBlackbox, runBlackbox } from './blackbox.js';
 import { stopSignal, track } from './cleanup.js';
-import { type FleetIds, fetchToken, listIds } from './cycle.js';
+import { cyclePaths, type FleetIds, fetchToken, listIds } from './cycle.js';
 import {
   BENCH_PREFIX,
   BENCH_RECEIVER,
@@ -47,6 +47,14 @@ export interface UndiciResult {
   cpuMicros: number;
   wallMs: number;
 }
+
+/** The bare loop at a cycle's pace (`undici-loop.ts` with a rate): requests started per second. */
+export interface PacedUndiciResult extends UndiciResult {
+  rate: number;
+}
+
+/** How long the paced loop runs: a sample of the cycle, at its pace. */
+const PACED_SAMPLE_MS = 10_000;
 
 export interface SizeResult {
   spec: SizeSpec;
@@ -106,6 +114,8 @@ export interface SizeResult {
   events: number;
   deliveries: number;
   undici: UndiciResult;
+  /** The same requests at the cycle's pace; results written before it was measured have none. */
+  undiciPaced?: PacedUndiciResult;
   blackbox?: BlackboxResult;
   /** The upstream outage after the measured cycles (`--outage`). */
   outage?: OutageResult;
@@ -123,13 +133,18 @@ export function percentiles(values: readonly number[]): Percentiles {
 
 type Log = (message: string) => void;
 
-async function runUndiciLoop(root: string, simulatorUrl: string): Promise<UndiciResult> {
+async function runUndiciLoop<T extends UndiciResult>(
+  root: string,
+  simulatorUrl: string,
+  pace?: { rate: number; limit: number },
+): Promise<T> {
+  const paced = pace ? [String(pace.rate), String(pace.limit)] : [];
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--import', 'tsx', join(root, 'bench/undici-loop.ts'), simulatorUrl, '32', '64'],
+    ['--import', 'tsx', join(root, 'bench/undici-loop.ts'), simulatorUrl, '32', '64', ...paced],
     { cwd: root, maxBuffer: 1 << 20, signal: stopSignal },
   );
-  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as UndiciResult;
+  return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as T;
 }
 
 /** The loopback webhook receiver, registered with cleanup.ts. */
@@ -326,6 +341,15 @@ export async function measureSize(
     const undici = await runUndiciLoop(root, simulator.url);
     log(
       `bare undici loop: ${undici.requests} requests, ${(undici.cpuMicros / undici.requests).toFixed(0)} µs CPU each`,
+    );
+    const perCycle = cyclePaths(ids).length;
+    const rate = Math.round((perCycle * 1000) / spec.intervalMs);
+    const undiciPaced = await runUndiciLoop<PacedUndiciResult>(root, simulator.url, {
+      rate,
+      limit: Math.min(perCycle, Math.ceil((rate * PACED_SAMPLE_MS) / 1000)),
+    });
+    log(
+      `bare undici loop at the cycle's pace (${rate} requests/s): ${undiciPaced.requests} requests, ${(undiciPaced.cpuMicros / undiciPaced.requests).toFixed(0)} µs CPU each`,
     );
     let blackbox: BlackboxResult | undefined;
     const exporter = findBlackbox();
@@ -598,6 +622,7 @@ export async function measureSize(
       events,
       deliveries: sink.deliveries,
       undici,
+      undiciPaced,
       ...(blackbox ? { blackbox } : {}),
       ...(outage ? { outage } : {}),
       fleetwatchExit,

@@ -552,14 +552,18 @@ export function renderBlock(results: readonly StoredResult[], machine: Machine, 
     '',
     '### References and ratios',
     '',
-    `| ${sizeHead} | bare undici loop CPU/request | fleetwatch ÷ undici | blackbox_exporter CPU/probe | fleetwatch ÷ blackbox | changes delivered | fleetwatch exit |`,
-    `|${sizeRule}|---|---|---|---|---|---|`,
+    `| ${sizeHead} | bare undici loop CPU/request | fleetwatch ÷ undici | bare loop at the cycle's pace | fleetwatch ÷ paced loop | blackbox_exporter CPU/probe | fleetwatch ÷ blackbox | changes delivered | fleetwatch exit |`,
+    `|${sizeRule}|---|---|---|---|---|---|---|---|`,
   );
   for (const r of results) {
     const undici = r.undici.cpuMicros / r.undici.requests;
+    const paced = r.undiciPaced ? r.undiciPaced.cpuMicros / r.undiciPaced.requests : Number.NaN;
+    const pacedCells = r.undiciPaced
+      ? `${us(paced)} (${count(r.undiciPaced.rate)}/s) | ${times(r.fleetwatch.cpuPerPoll / paced)}`
+      : 'not measured | —';
     const blackbox = r.blackbox ? r.blackbox.cpuMicros / r.blackbox.probes : Number.NaN;
     lines.push(
-      `| ${sizeCell(r)} | ${us(undici)} | ${times(r.fleetwatch.cpuPerPoll / undici)} | ${r.blackbox ? `${us(blackbox)} (${r.blackbox.version})` : 'not installed'} | ${r.blackbox ? times(r.fleetwatch.cpuPerPoll / blackbox) : 'n/a'} | ${r.latency.delivered} of ${r.latency.flips} | ${r.fleetwatchExit} |`,
+      `| ${sizeCell(r)} | ${us(undici)} | ${times(r.fleetwatch.cpuPerPoll / undici)} | ${pacedCells} | ${r.blackbox ? `${us(blackbox)} (${r.blackbox.version})` : 'not installed'} | ${r.blackbox ? times(r.fleetwatch.cpuPerPoll / blackbox) : 'n/a'} | ${r.latency.delivered} of ${r.latency.flips} | ${r.fleetwatchExit} |`,
     );
   }
   lines.push(...pairRows(results));

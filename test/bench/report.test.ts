@@ -146,6 +146,16 @@ describe('the benchmark report', () => {
     expect(block).toMatch(/\| CPU per poll ≤ 3× [^\n]*\| 100k 6\.0× \|/);
   });
 
+  it('sets fleetwatch beside the bare loop at the cycle’s pace, where it was measured', () => {
+    const plain = result('10k', 'quiet', { cpuPerPoll: 120, p99: 40, undiciCpu: 30 });
+    const paced: SizeResult = {
+      ...plain,
+      undiciPaced: { requests: 8_000, errors: 0, cpuMicros: 400_000, wallMs: 10_000, rate: 800 },
+    };
+    expect(renderBlock([paced], machine)).toContain('| 10k | 30 µs | 4.0× | 50 µs (800/s) | 2.4× |');
+    expect(renderBlock([plain], machine)).toContain('| 10k | 30 µs | 4.0× | not measured | — |');
+  });
+
   it('marks a run that polled on the main event loop (--no-poll-thread)', () => {
     const threaded: SizeResult = {
       ...result('10k', 'quiet', { cpuPerPoll: 120, p99: 70 }),
@@ -260,7 +270,9 @@ describe('the benchmark report', () => {
       'contended',
       '210 µs / 260 µs',
     ]);
-    expect(lines).toContain('| 1k | contended | 30 µs | 8.7× | not installed | n/a | 10 of 10 | exit 0 |');
+    expect(lines).toContain(
+      '| 1k | contended | 30 µs | 8.7× | not measured | — | not installed | n/a | 10 of 10 | exit 0 |',
+    );
     expect(lines).toContain(
       '| 1k | 210 µs / 260 µs | 20 µs / 30 µs | 10.5× / 8.7× | 120 ms / 300 ms | 0 / 0 | 2,000 / 2,000 |',
     );
