@@ -7,6 +7,8 @@ import {
   type IncidentRecord,
   type IncidentStore,
   incidentOps,
+  type OpenIncidentCopy,
+  openIncidentCopy,
 } from '../store/incidents.js';
 import type { SnapshotStore, StoreGuard } from '../store/snapshot-store.js';
 import { type Marker, newEpoch, type StoreMarker } from '../store/store-marker.js';
@@ -65,7 +67,7 @@ export class StoreLossGuard implements StoreGuard {
   #known: Marker | undefined;
   /** When the known marker was last seen in the store (epoch ms). */
   #seenAt = 0;
-  #copy: IncidentRecord[] = [];
+  #copy: OpenIncidentCopy = new Map();
   /** This process's own changes since the read under way began: applied on top of what it reads. */
   #changedDuringRead: IncidentOp[] | undefined;
   #revision = '';
@@ -89,7 +91,7 @@ export class StoreLossGuard implements StoreGuard {
 
   /** The open incidents as last read (a copy of the store's). */
   get openIncidents(): readonly IncidentRecord[] {
-    return this.#copy;
+    return [...this.#copy.values()];
   }
 
   /** The marker this process knows, if it knows one yet. */
@@ -132,7 +134,7 @@ export class StoreLossGuard implements StoreGuard {
   incidentsChanged(events: readonly FleetEvent[]): void {
     // At once, so that a loss right after this commit still carries it over.
     const ops = incidentOps(events);
-    this.#copy = applyIncidentOps(this.#copy, ops);
+    applyIncidentOps(this.#copy, ops);
     this.#changedDuringRead?.push(...ops);
     if (!this.#running || this.#soon) return;
     this.#soon = setTimeout(() => {
@@ -162,7 +164,7 @@ export class StoreLossGuard implements StoreGuard {
       this.#seenAt = this.#now();
       this.#revision = read.revision;
       if (read.records) {
-        this.#copy = applyIncidentOps(read.records, changed);
+        this.#copy = applyIncidentOps(openIncidentCopy(read.records), changed);
         this.#logger?.debug({ open: read.records.length, revision: read.revision }, 'open incidents read');
       }
     } catch (error) {
@@ -212,7 +214,7 @@ export class StoreLossGuard implements StoreGuard {
       }
       const open = found ? await this.#incidents.open() : [];
       const reopened = new Set(open.map((record) => `${record.subject}#${record.key}`));
-      const carry = this.#copy.filter((record) => !reopened.has(`${record.subject}#${record.key}`));
+      const carry = this.openIncidents.filter((record) => !reopened.has(`${record.subject}#${record.key}`));
       if (announced && carry.length === 0) {
         this.#adopt(found);
         this.#logger?.error(

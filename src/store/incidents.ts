@@ -173,20 +173,25 @@ export function incidentOps(events: readonly FleetEvent[]): IncidentOp[] {
   return ops;
 }
 
+/** The open incidents by `incidentField(subject, key)`: the guard's copy (store-guard.ts). */
+export type OpenIncidentCopy = Map<string, IncidentRecord>;
+
+/** A copy of `open`, keyed as the commit script keys the open incidents. */
+export function openIncidentCopy(open: readonly IncidentRecord[]): OpenIncidentCopy {
+  return new Map(open.map((record) => [incidentField(record.subject, record.key), record]));
+}
+
 /**
  * The same bookkeeping as the commit script, on a copy of the open incidents in memory (a
- * replica's own commits, applied at once: store-guard.ts). Returns a new list.
+ * replica's own commits, applied at once: store-guard.ts). Changes `copy` in place, at a cost of
+ * the ops alone: a commit must not pay for every open incident of the fleet.
  */
-export function applyIncidentOps(
-  open: readonly IncidentRecord[],
-  ops: readonly IncidentOp[],
-): IncidentRecord[] {
-  const byField = new Map(open.map((record) => [incidentField(record.subject, record.key), record]));
+export function applyIncidentOps(copy: OpenIncidentCopy, ops: readonly IncidentOp[]): OpenIncidentCopy {
   for (const op of ops) {
-    const current = byField.get(op.field);
+    const current = copy.get(op.field);
     if (op.kind === 'open') {
       const { record } = op;
-      byField.set(
+      copy.set(
         op.field,
         current
           ? {
@@ -199,12 +204,12 @@ export function applyIncidentOps(
           : { ...record, state: 'open' },
       );
     } else if (op.kind === 'close') {
-      byField.delete(op.field);
+      copy.delete(op.field);
     } else if (current && current.id === op.id) {
-      byField.set(op.field, { ...current, ack: op.ack });
+      copy.set(op.field, { ...current, ack: op.ack });
     }
   }
-  return [...byField.values()];
+  return copy;
 }
 
 /** Hash fields of a record as stored (`HSET` pairs). */
@@ -330,33 +335,34 @@ export function acknowledgedAt(record: Pick<IncidentRecord, 'ack' | 'state'>, no
   return record.state === 'open' && record.ack !== undefined && Date.parse(record.ack.until) > now;
 }
 
-/** Pairs of a flat `HGETALL` reply (Lua returns them flat). */
-function pairs(flat: readonly string[]): Record<string, string> {
-  const fields: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i] as string] = flat[i + 1] as string;
-  return fields;
-}
-
 /**
- * KEYS: marker, open, revision. ARGV: the revision the caller holds, the incident key prefix.
- * Returns {marker epoch or '', revision, records}: every open incident's fields (flat HGETALL
- * replies) when the revision differs from the caller's, else none. One atomic read, so the
- * records belong to the marker returned with them.
+ * KEYS: marker, open, revision. ARGV: the revision the caller holds.
+ * Returns {marker epoch or '', revision, ids}: the open incidents' ids when the revision differs
+ * from the caller's, else none. One atomic read: the ids are those open at that revision. Their
+ * records are read after it, a chunk per round trip (`IncidentStore.readOpen`): read in the
+ * script, a 100,000-entity fleet's open incidents held Redis for up to 125 ms, and every other
+ * client with it.
  */
 const READ_OPEN_SCRIPT: LuaScript = {
-  name: 'fleetwatchReadOpenIncidents',
+  name: 'fleetwatchReadOpenIncidentIds',
   numberOfKeys: 3,
   lua: `
 local epoch = redis.call('HGET', KEYS[1], 'epoch') or ''
 local rev = redis.call('GET', KEYS[3]) or '0'
 if rev == ARGV[1] then return {epoch, rev, {}} end
-local records = {}
-for _, id in ipairs(redis.call('HVALS', KEYS[2])) do
-  table.insert(records, redis.call('HGETALL', ARGV[2] .. id))
-end
-return {epoch, rev, records}
+return {epoch, rev, redis.call('HVALS', KEYS[2])}
 `,
 };
+
+/** Incident records read per round trip by `readOpen`: Redis serves the others in between. */
+export const READ_OPEN_CHUNK = 500;
+
+/** One shard's head of a read of the open incidents: no ids when its revision was the one held. */
+interface OpenHead {
+  epoch: string;
+  revision: string;
+  ids?: string[];
+}
 
 export interface OpenIncidents {
   /**
@@ -378,10 +384,13 @@ export interface OpenIncidents {
 export class IncidentStore {
   readonly keys: StoreKeys;
   readonly #redis: RedisClient;
+  readonly #chunk: number;
 
-  constructor(options: { redis: RedisClient; prefix?: string; shards?: number }) {
+  /** `openReadChunk`: records per round trip of `readOpen` (`READ_OPEN_CHUNK`; tests use fewer). */
+  constructor(options: { redis: RedisClient; prefix?: string; shards?: number; openReadChunk?: number }) {
     this.#redis = options.redis;
     this.keys = storeKeys(options.prefix, options.shards);
+    this.#chunk = Math.max(1, Math.floor(options.openReadChunk ?? READ_OPEN_CHUNK));
   }
 
   /** One incident, open or closed (kept 7 days), or undefined. */
@@ -440,43 +449,68 @@ export class IncidentStore {
   }
 
   /**
-   * Open incidents with the marker in one atomic read per shard; no records when `revision` is
-   * current. With shards, a change in any shard reads every shard's records again.
+   * The open incidents and the marker they belong to; no records when `revision` is current. With
+   * shards, a change in any shard reads every shard's records again.
+   *
+   * Which incidents are open is read atomically with the marker and the revision; their records
+   * follow, `READ_OPEN_CHUNK` per round trip, so a large fleet's read does not hold Redis. A record
+   * may then be newer than the revision (an incident closed meanwhile is left out; the next read
+   * sees the revision moved). Should a reset replace the marker during the read, the records may
+   * belong to either marker: the read then returns the new epoch and no records, and the guard
+   * takes it as the loss it is.
    */
   async readOpen(revision = ''): Promise<OpenIncidents> {
     const shards = this.keys.allShards;
     const held = revision.split('.');
-    let reads = await this.#readOpen(
+    let heads = await this.#readOpenIds(
       shards.map((_, i) => (shards.length === 1 ? revision : (held[i] ?? ''))),
     );
-    const current = reads.map((read) => read.revision).join('.');
-    if (current === revision) return { epoch: epochOf(reads), revision: current };
-    if (reads.some((read) => !read.records)) reads = await this.#readOpen(shards.map(() => ''));
-    return {
-      epoch: epochOf(reads),
-      revision: reads.map((read) => read.revision).join('.'),
-      records: reads.flatMap((read) => read.records ?? []),
-    };
+    const current = heads.map((head) => head.revision).join('.');
+    const epoch = epochOf(heads);
+    if (current === revision) return { epoch, revision: current };
+    if (heads.some((head) => !head.ids)) heads = await this.#readOpenIds(shards.map(() => ''));
+    const records: IncidentRecord[] = [];
+    for (const [i, head] of heads.entries()) {
+      const shard = shards[i] as ShardKeys;
+      const ids = head.ids ?? [];
+      for (let start = 0; start < ids.length; start += this.#chunk) {
+        for (const record of await this.#many(shard, ids.slice(start, start + this.#chunk))) {
+          if (record.state === 'open') records.push(record);
+        }
+      }
+    }
+    const revisionNow = heads.map((head) => head.revision).join('.');
+    const epochNow = epochOf(heads);
+    const after = await this.#epoch();
+    if (after !== epochNow) return { epoch: after, revision: revisionNow };
+    return { epoch: epochNow, revision: revisionNow, records };
   }
 
-  async #readOpen(revisions: readonly string[]): Promise<OpenIncidents[]> {
+  /** The marker's epoch as `readOpen` reports it ('' when there is none). */
+  async #epoch(): Promise<string> {
+    const replies = await this.#eachShard((pipeline, shard) => pipeline.hget(shard.storeMarker, 'epoch'));
+    return epochOf(
+      replies.map(([error, epoch]) => {
+        if (error) throw error;
+        return { epoch: typeof epoch === 'string' ? epoch : '' };
+      }),
+    );
+  }
+
+  async #readOpenIds(revisions: readonly string[]): Promise<OpenHead[]> {
     defineScript(this.#redis, READ_OPEN_SCRIPT);
     const replies = await this.#eachShard((pipeline, shard) =>
       queueScript(
         pipeline,
         READ_OPEN_SCRIPT,
         [shard.storeMarker, shard.incidentsOpen, shard.incidentsRevision],
-        [revisions[shard.shard] ?? '', shard.incidentPrefix],
+        [revisions[shard.shard] ?? ''],
       ),
     );
     return replies.map(([error, reply], i) => {
       if (error) throw error;
-      const [epoch, current, flat] = reply as [string, string, string[][]];
-      if (current === revisions[i]) return { epoch, revision: current };
-      const records = flat
-        .map((list) => decodeIncident(pairs(list)))
-        .filter((record): record is IncidentRecord => record !== undefined);
-      return { epoch, revision: current, records };
+      const [epoch, current, ids] = reply as [string, string, string[]];
+      return current === revisions[i] ? { epoch, revision: current } : { epoch, revision: current, ids };
     });
   }
 
@@ -504,7 +538,7 @@ export class IncidentStore {
 }
 
 /** The epoch every shard's marker copy holds, or a text no marker holds when they differ. */
-function epochOf(reads: readonly OpenIncidents[]): string {
+function epochOf(reads: ReadonlyArray<{ epoch: string }>): string {
   const epochs = new Set(reads.map((read) => read.epoch));
   return epochs.size === 1 ? (reads[0]?.epoch ?? '') : `mixed:${[...epochs].join(',')}`;
 }

@@ -5,7 +5,7 @@ import { draft, EVENT } from '../../src/events/catalogue.js';
 import type { EventDraft } from '../../src/events/types.js';
 import { closeQuietly, createProducerConnection, waitForReady } from '../../src/lib/redis-connection.js';
 import { EventLog } from '../../src/store/event-log.js';
-import { CLOSED_RETENTION_MS, IncidentStore } from '../../src/store/incidents.js';
+import { CLOSED_RETENTION_MS, type IncidentRecord, IncidentStore } from '../../src/store/incidents.js';
 import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { connect, deletePrefixKeys, redisUrl } from '../support/redis.js';
 
@@ -199,6 +199,60 @@ describe.each([1, 4])('incidents with %i shard(s)', (shards) => {
       const moved = await incidents.readOpen(first.revision);
       expect(moved.revision).not.toBe(first.revision);
       expect(moved.records?.map((record) => record.subject)).toContain('vehicle/veh-6');
+    });
+
+    it('are read a chunk of records per round trip, every open one and no closed one', async () => {
+      for (const id of ['veh-c1', 'veh-c2', 'veh-c3', 'veh-c4', 'veh-c5'])
+        await commitOn(link(id), 0, [lost(0)]);
+      const chunked = new IncidentStore({ redis, prefix, shards, openReadChunk: 2 });
+      const whole = await incidents.readOpen();
+      const read = await chunked.readOpen();
+      expect(read.revision).toBe(whole.revision);
+      expect(read.records?.length).toBeGreaterThan(2);
+      const ids = (records: readonly IncidentRecord[] | undefined) => (records ?? []).map((r) => r.id).sort();
+      expect(ids(read.records)).toEqual(ids(whole.records));
+      expect(read.records?.every((record) => record.state === 'open')).toBe(true);
+    });
+
+    it('report a marker replaced while their records were read, with no records', async () => {
+      const markers = store.keys.allShards.map((shard) => shard.storeMarker);
+      const epochs = await Promise.all(markers.map((key) => admin.hget(key, 'epoch')));
+      for (const key of markers) await admin.hset(key, 'epoch', 'known');
+      expect((await incidents.readOpen()).epoch).toBe('known');
+      let pipelines = 0;
+      // The store's connection, except that once the first chunk of records has been read, another
+      // replica claims a loss: every shard's marker copy gets a new epoch.
+      const racing = new Proxy(redis, {
+        get(target, property, receiver) {
+          if (property !== 'pipeline') return Reflect.get(target, property, receiver);
+          return () => {
+            const pipeline = target.pipeline();
+            pipelines += 1;
+            if (pipelines !== 2) return pipeline;
+            const exec = pipeline.exec.bind(pipeline);
+            return Object.assign(pipeline, {
+              exec: async () => {
+                const replies = await exec();
+                for (const shard of store.keys.allShards)
+                  await admin.hset(shard.storeMarker, 'epoch', 'replaced');
+                return replies;
+              },
+            });
+          };
+        },
+      });
+      try {
+        const read = await new IncidentStore({ redis: racing, prefix, shards, openReadChunk: 1 }).readOpen();
+        expect(read.epoch).toBe('replaced');
+        expect(read.records).toBeUndefined();
+      } finally {
+        for (const [i, key] of markers.entries()) {
+          const epoch = epochs[i];
+          await (epoch === null || epoch === undefined
+            ? admin.hdel(key, 'epoch')
+            : admin.hset(key, 'epoch', epoch));
+        }
+      }
     });
   });
 });
