@@ -76,6 +76,9 @@ end
 return pruned
 `;
 
+/** Fields of the record read per round trip by `list`. */
+const LIST_SCAN_COUNT = 500;
+
 const SET: LuaScript = { name: 'fleetwatchFiringSet', lua: SET_LUA, numberOfKeys: 1 };
 const CLOSE: LuaScript = { name: 'fleetwatchFiringClose', lua: CLOSE_LUA, numberOfKeys: 1 };
 const PRUNE: LuaScript = { name: 'fleetwatchFiringPrune', lua: PRUNE_LUA, numberOfKeys: 1 };
@@ -175,9 +178,20 @@ export class FiringIncidents {
     );
   }
 
-  /** Every incident recorded (firing, or resolved less than `keepResolvedMs` ago); prunes older ones. */
+  /**
+   * Every incident recorded (firing, or resolved less than `keepResolvedMs` ago); prunes older ones.
+   * Read `LIST_SCAN_COUNT` fields per round trip (`HSCAN`): one `HGETALL` of a large fleet's record
+   * held Redis for up to 10 ms. A record written during the scan may be missed, and is then seen at
+   * the next read, as one written just after a whole read would be.
+   */
   async list(now: number): Promise<IncidentRecord[]> {
-    const raw = await this.#redis.hgetall(this.keys.firing);
+    const raw: Record<string, string> = {};
+    let cursor = '0';
+    do {
+      const [next, flat] = await this.#redis.hscan(this.keys.firing, cursor, 'COUNT', LIST_SCAN_COUNT);
+      for (let i = 0; i + 1 < flat.length; i += 2) raw[flat[i] as string] = flat[i + 1] as string;
+      cursor = next;
+    } while (cursor !== '0');
     const out: IncidentRecord[] = [];
     const prune: string[] = [];
     for (const [field, json] of Object.entries(raw)) {

@@ -24,7 +24,8 @@ export type { Muted } from './muted.js';
  *
  * Silences and the recorded incidents are read from Redis at most every `cacheMs` (2 s): a new
  * silence, or an incident that fired on another replica, takes effect within that (the wait below
- * covers the gap for inhibition); a silence's own end time is honoured exactly, because the cache
+ * covers the gap for inhibition). A check past half the reading's life starts the next read in the
+ * background, so checks that keep coming do not wait for one; a silence's own end time is honoured exactly, because the cache
  * holds pending and active silences and each is judged at the time of the check.
  *
  * The wait (`judge`): a target event an inhibition rule could mute is not sent until the rule's
@@ -320,14 +321,16 @@ export class Mutes {
   async #current(now: number): Promise<Loaded> {
     if (!this.#silences && !this.#inhibition) return { at: now, silences: [], inhibition: undefined };
     const cached = this.#cached;
-    if (cached && Math.abs(now - cached.at) < this.#cacheMs) return cached;
-    this.#loading ??= this.#load(now).finally(() => {
-      this.#loading = undefined;
-    });
+    const age = cached ? Math.abs(now - cached.at) : Number.POSITIVE_INFINITY;
+    if (cached && age < this.#cacheMs) {
+      // Past half its life, the next reading starts in the background: while checks keep coming,
+      // none waits for a read (on a large fleet the incidents' read takes tens of milliseconds),
+      // and what is used is still never older than `cacheMs`.
+      if (age >= this.#cacheMs / 2) this.#reading(now).catch(() => undefined);
+      return cached;
+    }
     try {
-      const loaded = await this.#loading;
-      this.#cached = loaded;
-      return loaded;
+      return await this.#reading(now);
     } catch (error) {
       if (!cached) throw error;
       this.#warn(
@@ -336,6 +339,19 @@ export class Mutes {
       );
       return cached;
     }
+  }
+
+  /** The read under way, or a new one from `now`; the cache takes what it read. */
+  #reading(now: number): Promise<Loaded> {
+    this.#loading ??= this.#load(now)
+      .then((loaded) => {
+        this.#cached = loaded;
+        return loaded;
+      })
+      .finally(() => {
+        this.#loading = undefined;
+      });
+    return this.#loading;
   }
 
   async #load(now: number): Promise<Loaded> {

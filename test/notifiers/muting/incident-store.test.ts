@@ -19,6 +19,15 @@ afterAll(async () => {
 });
 
 describe('the incidents inhibition reads (Redis)', () => {
+  it('lists every record of a large fleet, read a part per round trip', async () => {
+    const incidents = new FiringIncidents({ redis, prefix: `${prefix}-many` });
+    const subjects = Array.from({ length: 1_200 }, (_, i) => `robot/r-${i}`);
+    for (const subject of subjects)
+      await incidents.record(fleetEvent('robot.health.down', subject, { time: T0 }));
+    const listed = await incidents.list(T0);
+    expect(listed.map((record) => record.subject).sort()).toEqual([...subjects].sort());
+  });
+
   it('records firing and resolving events, keeps the later one whatever order they arrive in', async () => {
     const incidents = new FiringIncidents({ redis, prefix: `${prefix}-order` });
     const down = fleetEvent('robot.health.down', 'robot/r-1', { time: T0 });
