@@ -27,7 +27,7 @@ import { buildPollingCore } from './polling-core.js';
  * upstream in bursts, and their parsing, detection and commits then hold a loop for tens of
  * milliseconds; on the daemon's own loop every round trip of a notification under way waits
  * behind them. Here they only share the cores, and at a lower priority (lib/thread-priority.ts):
-when the cores are busy, the notification path goes first.
+ * when the cores are busy, the notification path goes first.
  *
  * It is one more replica as far as Redis is concerned: its own connections, upstream client
  * (token, in-flight slots), counting windows and store guard, exactly as a second `fleetwatch run`

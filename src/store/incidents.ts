@@ -465,9 +465,7 @@ export class IncidentStore {
     let heads = await this.#readOpenIds(
       shards.map((_, i) => (shards.length === 1 ? revision : (held[i] ?? ''))),
     );
-    const current = heads.map((head) => head.revision).join('.');
-    const epoch = epochOf(heads);
-    if (current === revision) return { epoch, revision: current };
+    if (heads.map((head) => head.revision).join('.') === revision) return { epoch: epochOf(heads), revision };
     if (heads.some((head) => !head.ids)) heads = await this.#readOpenIds(shards.map(() => ''));
     const records: IncidentRecord[] = [];
     for (const [i, head] of heads.entries()) {
@@ -479,11 +477,9 @@ export class IncidentStore {
         }
       }
     }
-    const revisionNow = heads.map((head) => head.revision).join('.');
-    const epochNow = epochOf(heads);
+    const read = { epoch: epochOf(heads), revision: heads.map((head) => head.revision).join('.') };
     const after = await this.#epoch();
-    if (after !== epochNow) return { epoch: after, revision: revisionNow };
-    return { epoch: epochNow, revision: revisionNow, records };
+    return after === read.epoch ? { ...read, records } : { ...read, epoch: after };
   }
 
   /** The marker's epoch as `readOpen` reports it ('' when there is none). */

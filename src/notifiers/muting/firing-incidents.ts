@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { catalogueEntry, EVENT, type IncidentKey, isFleetEventType } from '../../events/catalogue.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
+import { hashPages } from '../../lib/hash-scan.js';
 import type { RedisClient } from '../../lib/redis-connection.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
@@ -75,9 +76,6 @@ for i = 1, #ARGV, 2 do
 end
 return pruned
 `;
-
-/** Fields of the record read per round trip by `list`. */
-const LIST_SCAN_COUNT = 500;
 
 const SET: LuaScript = { name: 'fleetwatchFiringSet', lua: SET_LUA, numberOfKeys: 1 };
 const CLOSE: LuaScript = { name: 'fleetwatchFiringClose', lua: CLOSE_LUA, numberOfKeys: 1 };
@@ -180,18 +178,15 @@ export class FiringIncidents {
 
   /**
    * Every incident recorded (firing, or resolved less than `keepResolvedMs` ago); prunes older ones.
-   * Read `LIST_SCAN_COUNT` fields per round trip (`HSCAN`): one `HGETALL` of a large fleet's record
+   * Read a page of fields per round trip (`hashPages`): one `HGETALL` of a large fleet's record
    * held Redis for up to 10 ms. A record written during the scan may be missed, and is then seen at
    * the next read, as one written just after a whole read would be.
    */
   async list(now: number): Promise<IncidentRecord[]> {
     const raw: Record<string, string> = {};
-    let cursor = '0';
-    do {
-      const [next, flat] = await this.#redis.hscan(this.keys.firing, cursor, 'COUNT', LIST_SCAN_COUNT);
-      for (let i = 0; i + 1 < flat.length; i += 2) raw[flat[i] as string] = flat[i + 1] as string;
-      cursor = next;
-    } while (cursor !== '0');
+    for await (const page of hashPages(this.#redis, this.keys.firing)) {
+      for (const [field, json] of page) raw[field] = json;
+    }
     const out: IncidentRecord[] = [];
     const prune: string[] = [];
     for (const [field, json] of Object.entries(raw)) {

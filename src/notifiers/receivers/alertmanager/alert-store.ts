@@ -1,3 +1,4 @@
+import { hashPages } from '../../../lib/hash-scan.js';
 import type { RedisClient } from '../../../lib/redis-connection.js';
 import { type LuaScript, runScript } from '../../../store/scripts.js';
 import type { ReceiverRedis } from '../../notifier.js';
@@ -10,9 +11,6 @@ import { parseStoredAlert, type StoredAlert } from './alerts.js';
  * resolved one for a resolve window after its resolution. Every replica reads the same hash: the
  * delivery worker (one at a time per receiver) writes it, every replica's re-send loop reads it.
  */
-
-/** Fields read per HSCAN step. */
-const SCAN_COUNT = 500;
 
 /**
  * Drops a resolved alert whose time is over, unless it changed since it was read (a delivery may
@@ -81,21 +79,13 @@ export class AlertStore {
   }
 
   async *#pages(match: string | undefined): AsyncGenerator<StoredEntry[]> {
-    let cursor = '0';
-    do {
-      const [next, flat] =
-        match === undefined
-          ? await this.#redis.hscan(this.#key, cursor, 'COUNT', SCAN_COUNT)
-          : await this.#redis.hscan(this.#key, cursor, 'MATCH', match, 'COUNT', SCAN_COUNT);
-      cursor = next;
+    for await (const fields of hashPages(this.#redis, this.#key, match === undefined ? {} : { match })) {
       const page: StoredEntry[] = [];
-      for (let index = 0; index + 1 < flat.length; index += 2) {
-        const id = flat[index] as string;
-        const text = flat[index + 1] as string;
+      for (const [id, text] of fields) {
         const alert = parseStoredAlert(text);
         if (alert) page.push({ id, alert, text });
       }
       if (page.length > 0) yield page;
-    } while (cursor !== '0');
+    }
   }
 }
