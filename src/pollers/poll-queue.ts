@@ -50,10 +50,31 @@ export interface PollJobData {
  * Planned start of shard `shard` of `shards` within its tick: evenly over the first `spread` of
  * the interval, so a large fleet's requests (and the events they find) flow steadily rather than
  * as one burst per tick. One shard starts at once.
+ *
+ * `phase` (0 ≤ phase < 1) shifts every shard by that fraction of one shard's slot: pollers on the
+ * same interval given different phases start their shards in turn instead of all together (see
+ * `pollerPhase`), and none of them at the tick's first instant, when the list polls start.
  */
-export function shardOffset(shard: number, shards: number, intervalMs: number, spread: number): number {
+export function shardOffset(
+  shard: number,
+  shards: number,
+  intervalMs: number,
+  spread: number,
+  phase = 0,
+): number {
   if (shards <= 1 || spread <= 0) return 0;
-  return Math.floor((intervalMs * spread * shard) / shards);
+  return Math.floor((intervalMs * spread * (shard + phase)) / shards);
+}
+
+/**
+ * The phase (`shardOffset`) of the `index`-th of `count` per-entity pollers: `(index + 1) /
+ * (count + 1)`, evenly between the slots' starts and never 0. With six per-entity pollers on one
+ * interval, a slot then starts one poller's shard every seventh of it instead of six at once, so
+ * the requests, Redis writes and CPU they take come as a steady stream.
+ */
+export function pollerPhase(index: number, count: number): number {
+  if (count < 1 || index < 0 || index >= count) return 0;
+  return (index + 1) / (count + 1);
 }
 
 /** BullMQ job id of a shard: `poll-<poller>-<tick>-<shard>of<shards>` (no `:`, never all digits). */

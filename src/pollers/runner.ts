@@ -16,9 +16,9 @@ import { MembershipView, targetsOf } from './membership-view.js';
 import { ObservationPipeline, type PipelineResult } from './observation-pipeline.js';
 import { observe } from './observe.js';
 import { emptyOutcome, type PollHooks, type PollOutcome } from './outcome.js';
-import { type PollJobData, pollJobId, shardOffset } from './poll-queue.js';
+import { type PollJobData, pollerPhase, pollJobId, shardOffset } from './poll-queue.js';
 import type { PollContext, Poller, PollUpstream } from './poller.js';
-import { ENTITY_FACETS, POLLERS } from './registry.js';
+import { ENTITY_FACETS, POLLER_NAMES, POLLERS } from './registry.js';
 import type { PollerSettings } from './settings.js';
 import type { UpstreamWindows } from './upstream-windows.js';
 
@@ -112,6 +112,8 @@ export class PollRunner {
   readonly #fetchConcurrency: number;
   readonly #membership: MembershipView;
   readonly #degraded: DegradedUpstreams;
+  /** Each per-entity poller's `pollerPhase`, by its place in the table (the same on every replica). */
+  readonly #phases: ReadonlyMap<PollerName, number>;
   #serial = 0;
 
   constructor(options: PollRunnerOptions) {
@@ -119,6 +121,8 @@ export class PollRunner {
     this.config = options.config;
     this.#detectors = toDetectorOptions(options.config.detectors);
     this.#pollers = options.pollers ?? POLLERS;
+    const perEntity = POLLER_NAMES.filter((name) => this.#pollers[name]?.targets);
+    this.#phases = new Map(perEntity.map((name, index) => [name, pollerPhase(index, perEntity.length)]));
     this.#now = options.now ?? Date.now;
     this.#signal = options.signal ?? new AbortController().signal;
     this.#logger = options.logger.child({ component: 'poller' });
@@ -177,7 +181,7 @@ export class PollRunner {
       shard: index,
       shards: shards.length,
       ids,
-      offsetMs: shardOffset(index, shards.length, interval, spread),
+      offsetMs: shardOffset(index, shards.length, interval, spread, this.#phases.get(poller)),
     }));
   }
 

@@ -7,8 +7,11 @@ import {
   type PollJobData,
   type PollQueue,
   type PollQueues,
+  pollerPhase,
   pollJobId,
+  shardOffset,
 } from '../../src/pollers/poll-queue.js';
+import { POLLER_NAMES, POLLERS } from '../../src/pollers/registry.js';
 import { PollScheduler, scheduledPollers } from '../../src/pollers/scheduler.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createHarness, type Harness } from './harness.js';
@@ -38,15 +41,34 @@ afterAll(async () => {
 describe('planning', () => {
   it('shards the membership targets, sorted, by batch_size, spread over half the interval', async () => {
     const jobs = await h.runner.plan('power', 42);
+    // Slots of 500 / 3 ms, each shard a seventh of a slot in: power is the first of six per-entity pollers.
     expect(jobs).toEqual([
-      { poller: 'power', tick: 42, shard: 0, shards: 3, ids: ['P-1', 'P-2'], offsetMs: 0 },
-      { poller: 'power', tick: 42, shard: 1, shards: 3, ids: ['P-3', 'P-4'], offsetMs: 166 },
-      { poller: 'power', tick: 42, shard: 2, shards: 3, ids: ['P-5'], offsetMs: 333 },
+      { poller: 'power', tick: 42, shard: 0, shards: 3, ids: ['P-1', 'P-2'], offsetMs: 23 },
+      { poller: 'power', tick: 42, shard: 1, shards: 3, ids: ['P-3', 'P-4'], offsetMs: 190 },
+      { poller: 'power', tick: 42, shard: 2, shards: 3, ids: ['P-5'], offsetMs: 357 },
     ]);
     expect(jobs.map(pollJobId)).toEqual(['poll-power-42-0of3', 'poll-power-42-1of3', 'poll-power-42-2of3']);
     expect(await h.runner.plan('vehicles', 42)).toEqual([
       { poller: 'vehicles', tick: 42, shard: 0, shards: 1 },
     ]);
+  });
+
+  it("starts the per-entity pollers' shards in turn, none with the list polls at the tick's start", () => {
+    const phases = POLLER_NAMES.filter((name) => POLLERS[name].targets).map((_name, index, all) =>
+      pollerPhase(index, all.length),
+    );
+    expect(phases).toEqual([1 / 7, 2 / 7, 3 / 7, 4 / 7, 5 / 7, 6 / 7]);
+    // Six pollers of 10 shards on a 60 s interval: one shard every 430 ms instead of six together.
+    const starts = phases.flatMap((phase) =>
+      Array.from({ length: 10 }, (_, shard) => shardOffset(shard, 10, 60_000, 0.5, phase)),
+    );
+    expect(new Set(starts).size).toBe(60);
+    expect(Math.min(...starts)).toBe(428);
+    expect(Math.max(...starts)).toBeLessThan(30_000);
+    // One shard starts at once, whatever the phase; no phase is the old even spread.
+    expect(shardOffset(0, 1, 60_000, 0.5, 0.5)).toBe(0);
+    expect(shardOffset(3, 10, 60_000, 0.5)).toBe(9_000);
+    expect(pollerPhase(5, 5)).toBe(0);
   });
 
   it('computes clock-aligned tick numbers', () => {
@@ -228,13 +250,17 @@ describe('the scheduler', () => {
       shard: 1,
       shards: 3,
       ids: ['P-3', 'P-4'],
-      offsetMs: 166,
+      offsetMs: 190,
     });
     // Offsets count from the tick's start, and the first beat came 250 ms into the tick.
     const delays = Object.fromEntries(
       jobs.filter((job) => job.id?.startsWith('poll-power')).map((job) => [job.id, job.opts.delay ?? 0]),
     );
-    expect(delays).toEqual({ 'poll-power-500-0of3': 0, 'poll-power-500-1of3': 0, 'poll-power-500-2of3': 83 });
+    expect(delays).toEqual({
+      'poll-power-500-0of3': 0,
+      'poll-power-500-1of3': 0,
+      'poll-power-500-2of3': 107,
+    });
     await Promise.all(replicas.map((replica) => replica.stop()));
   });
 
