@@ -121,6 +121,24 @@ describe('fleet gauges', () => {
     expect(text).toContain('fleetwatch_robots{health="up"} 2');
   });
 
+  it('decode a snapshot again when its observation time changed under the same version', async () => {
+    // A store replaced under the daemon (a reset) starts versions again: the time tells them apart.
+    const ref = { kind: 'vehicle' as const, id: 'V-3', facet: 'link' };
+    const key = h.store.keyOf(ref);
+    const [before] = await h.store.read([ref]);
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicle_vpn_connected', { vehicle: 'V-3' })).toBe(1);
+    // The link's VPN signal alerting: the vehicle shows as disconnected.
+    const state = { ...(before!.state as Record<string, unknown>) };
+    state.vpn = { ...(state.vpn as Record<string, unknown>), alerting: true };
+    const later = new Date(Date.parse(before!.observedAt!) + 1).toISOString();
+    await h.redis.hset(key, 'state', JSON.stringify(state), 'at', later);
+    const [after] = await h.store.read([ref]);
+    expect(after!.version).toBe(before!.version);
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicle_vpn_connected', { vehicle: 'V-3' })).toBe(0);
+    await h.redis.hset(key, 'state', JSON.stringify(before!.state), 'at', before!.observedAt!);
+    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicle_vpn_connected', { vehicle: 'V-3' })).toBe(1);
+  });
+
   it('reuse one reading within fleet_cache', async () => {
     const cached = fleetMetrics(true, 60_000);
     expect(await sampleValue(cached.registry, 'fleetwatch_vehicles', { vpn: 'disconnected' })).toBe(1);
