@@ -125,8 +125,10 @@ describe('fleet gauges', () => {
     // A store replaced under the daemon (a reset) starts versions again: the time tells them apart.
     const ref = { kind: 'vehicle' as const, id: 'V-3', facet: 'link' };
     const key = h.store.keyOf(ref);
+    const connected = () =>
+      sampleValue(metrics.registry, 'fleetwatch_vehicle_vpn_connected', { vehicle: 'V-3' });
     const [before] = await h.store.read([ref]);
-    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicle_vpn_connected', { vehicle: 'V-3' })).toBe(1);
+    expect(await connected()).toBe(1);
     // The link's VPN signal alerting: the vehicle shows as disconnected.
     const state = { ...(before!.state as Record<string, unknown>) };
     state.vpn = { ...(state.vpn as Record<string, unknown>), alerting: true };
@@ -134,9 +136,9 @@ describe('fleet gauges', () => {
     await h.redis.hset(key, 'state', JSON.stringify(state), 'at', later);
     const [after] = await h.store.read([ref]);
     expect(after!.version).toBe(before!.version);
-    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicle_vpn_connected', { vehicle: 'V-3' })).toBe(0);
+    expect(await connected()).toBe(0);
     await h.redis.hset(key, 'state', JSON.stringify(before!.state), 'at', before!.observedAt!);
-    expect(await sampleValue(metrics.registry, 'fleetwatch_vehicle_vpn_connected', { vehicle: 'V-3' })).toBe(1);
+    expect(await connected()).toBe(1);
   });
 
   it('reuse one reading within fleet_cache', async () => {
