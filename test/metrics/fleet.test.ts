@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics, type Metrics } from '../../src/metrics/index.js';
+import { SNAPSHOT_FIELDS } from '../../src/store/commit-script.js';
 import { createHarness, type Harness } from '../pollers/harness.js';
 import { samples, sampleValue } from './helpers.js';
 
@@ -133,11 +134,12 @@ describe('fleet gauges', () => {
     const state = { ...(before!.state as Record<string, unknown>) };
     state.vpn = { ...(state.vpn as Record<string, unknown>), alerting: true };
     const later = new Date(Date.parse(before!.observedAt!) + 1).toISOString();
-    await h.redis.hset(key, 'state', JSON.stringify(state), 'at', later);
+    await h.redis.hset(key, SNAPSHOT_FIELDS.state, JSON.stringify(state), SNAPSHOT_FIELDS.observedAt, later);
     const [after] = await h.store.read([ref]);
     expect(after!.version).toBe(before!.version);
     expect(await connected()).toBe(0);
-    await h.redis.hset(key, 'state', JSON.stringify(before!.state), 'at', before!.observedAt!);
+    const { state: field, observedAt: at } = SNAPSHOT_FIELDS;
+    await h.redis.hset(key, field, JSON.stringify(before!.state), at, before!.observedAt!);
     expect(await connected()).toBe(1);
   });
 
