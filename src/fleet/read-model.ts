@@ -243,24 +243,28 @@ interface Decoded<View> {
 const NO_TIME = -1;
 const BAD_TIME = -2;
 
-function timeOf(observedAt: string | undefined): number {
-  if (observedAt === undefined) return NO_TIME;
-  const ms = Date.parse(observedAt);
-  return Number.isNaN(ms) ? BAD_TIME : ms;
+function timeOf(observedAtMs: number | undefined): number {
+  if (observedAtMs === undefined) return NO_TIME;
+  return Number.isFinite(observedAtMs) ? observedAtMs : BAD_TIME;
 }
 
+/**
+ * The view and the stamps (from `readStamps`) it was decoded after. Stamps read before the full
+ * read: when the snapshot changed in between, the next reading sees other stamps and decodes it
+ * again, never the reverse.
+ */
 function decoded<View>(
-  records: ReadonlyArray<SnapshotRecord | undefined>,
+  stamps: ReadonlyArray<SnapshotRecord | undefined>,
   from: number,
   width: number,
   view: View,
 ): Decoded<View> {
-  const stamps: number[] = new Array(width * 2);
+  const flat: number[] = new Array(width * 2);
   for (let f = 0; f < width; f += 1) {
-    stamps[f * 2] = records[from + f]?.version ?? 0;
-    stamps[f * 2 + 1] = timeOf(records[from + f]?.observedAt);
+    flat[f * 2] = stamps[from + f]?.version ?? 0;
+    flat[f * 2 + 1] = timeOf(stamps[from + f]?.observedAtMs);
   }
-  return { stamps, view };
+  return { stamps: flat, view };
 }
 
 /** Whether `stamps[from, from + width)` are the ones `known` was decoded from (no allocation: 100,000s per scrape). */
@@ -274,7 +278,7 @@ function current(
   for (let f = 0; f < width; f += 1) {
     const stamp = stamps[from + f];
     if ((stamp?.version ?? 0) !== known.stamps[f * 2]) return false;
-    const time = timeOf(stamp?.observedAt);
+    const time = timeOf(stamp?.observedAtMs);
     // A time that does not parse is never current: such a snapshot is decoded again each time.
     if (time === BAD_TIME || time !== known.stamps[f * 2 + 1]) return false;
   }
@@ -392,7 +396,7 @@ export class FleetReadModel {
       const records = await this.#store.read(stale.flatMap((kind) => membershipRefs(kind, shards)));
       stale.forEach((kind, i) => {
         const targets = readMembership(mergeMemberships(records.slice(i * shards, (i + 1) * shards))).targets;
-        lists.set(kind, decoded(records, i * shards, shards, targets));
+        lists.set(kind, decoded(stamps, kinds.indexOf(kind) * shards, shards, targets));
       });
     }
     reused.set('targets', lists);
@@ -422,13 +426,18 @@ export class FleetReadModel {
     for (let start = 0; start < ids.length; start += perBatch) {
       const batch = ids.slice(start, start + perBatch);
       const stamps = await readStamps(refsOf(batch));
-      const changed = batch.filter((id, i) => !current(last.get(id), stamps, i * width, width));
+      // Positions in the batch of the entities whose stamps changed.
+      const changed: number[] = [];
+      batch.forEach((id, i) => {
+        if (!current(last.get(id), stamps, i * width, width)) changed.push(i);
+      });
       const fresh = new Map<string, Decoded<View>>();
       if (changed.length > 0) {
-        const records = await this.#store.read(refsOf(changed));
-        changed.forEach((id, i) => {
+        const records = await this.#store.read(refsOf(changed.map((i) => batch[i]!)));
+        changed.forEach((at, i) => {
+          const id = batch[at]!;
           const own = records.slice(i * width, (i + 1) * width);
-          fresh.set(id, decoded(records, i * width, width, build(id, own)));
+          fresh.set(id, decoded(stamps, at * width, width, build(id, own)));
         });
       }
       for (const id of batch) {

@@ -133,13 +133,16 @@ describe('fleet gauges', () => {
     // The link's VPN signal alerting: the vehicle shows as disconnected.
     const state = { ...(before!.state as Record<string, unknown>) };
     state.vpn = { ...(state.vpn as Record<string, unknown>), alerting: true };
-    const later = new Date(Date.parse(before!.observedAt!) + 1).toISOString();
-    await h.redis.hset(key, SNAPSHOT_FIELDS.state, JSON.stringify(state), SNAPSHOT_FIELDS.observedAt, later);
+    // As the store writes a commit: the time as text and in ms.
+    const { state: field, observedAt: at, observedAtMs: atMs } = SNAPSHOT_FIELDS;
+    const rewrite = (value: unknown, ms: number) =>
+      h.redis.hset(key, field, JSON.stringify(value), at, new Date(ms).toISOString(), atMs, ms);
+    const observed = Date.parse(before!.observedAt!);
+    await rewrite(state, observed + 1);
     const [after] = await h.store.read([ref]);
     expect(after!.version).toBe(before!.version);
     expect(await connected()).toBe(0);
-    const { state: field, observedAt: at } = SNAPSHOT_FIELDS;
-    await h.redis.hset(key, field, JSON.stringify(before!.state), at, before!.observedAt!);
+    await rewrite(before!.state, observed);
     expect(await connected()).toBe(1);
   });
 

@@ -444,10 +444,11 @@ describe.each([1, 4])('SnapshotStore with %i shard(s)', (shards) => {
       expect(headers.map((record) => [record.version, record.state, record.observedAt])).toEqual(
         stored.map(() => [1, undefined, '2026-03-01T10:00:00.000Z']),
       );
-      // Stamps: the version and the observation time, nothing else.
+      // Stamps: the version and the observation time in ms, nothing else.
+      const atMs = Date.parse('2026-03-01T10:00:00.000Z');
       expect(await store.readStamps(stored.slice(0, 2))).toEqual([
-        { version: 1, state: undefined, observedAt: '2026-03-01T10:00:00.000Z' },
-        { version: 1, state: undefined, observedAt: '2026-03-01T10:00:00.000Z' },
+        { version: 1, state: undefined, observedAtMs: atMs },
+        { version: 1, state: undefined, observedAtMs: atMs },
       ]);
 
       // Every other one clears its error, the rest leave it; only some are seen.
