@@ -51,7 +51,7 @@ export interface SilenceSource {
 
 export interface IncidentSourceList {
   /** Incidents firing, and resolved ones still kept (see `FiringIncidents`). */
-  list(now: number): Promise<IncidentRecord[]>;
+  list(now: number): Promise<readonly IncidentRecord[]>;
 }
 
 export type SnapshotReader = { read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> };
@@ -359,8 +359,9 @@ export class Mutes {
       this.#silences?.list({ now }) ?? [],
       this.#inhibition?.incidents.list(now) ?? [],
     ]);
+    // Labelled from the last reading's incidents where they are the same records.
     const inhibition = this.#inhibition
-      ? new Inhibition(this.#inhibition.rules, this.#tagsFor, incidents)
+      ? new Inhibition(this.#inhibition.rules, this.#tagsFor, incidents, this.#cached?.inhibition)
       : undefined;
     return { at: now, silences, inhibition };
   }

@@ -64,6 +64,24 @@ describe('the incidents inhibition reads (Redis)', () => {
     expect(await incidents.list(T0 + MINUTE)).toHaveLength(1);
   });
 
+  it('hands out the same record while its stored JSON is unchanged, and decodes a changed one again', async () => {
+    const incidents = new FiringIncidents({ redis, prefix: `${prefix}-reuse` });
+    await incidents.record(fleetEvent('robot.health.down', 'robot/r-1', { time: T0 }));
+    await incidents.record(fleetEvent('robot.health.down', 'robot/r-2', { time: T0 }));
+    const bySubject = async (now: number) =>
+      new Map((await incidents.list(now)).map((record) => [record.subject, record]));
+    const first = await bySubject(T0);
+    await incidents.record(fleetEvent('robot.health.up', 'robot/r-2', { time: T0 + MINUTE }));
+    const second = await bySubject(T0 + MINUTE);
+    expect(second.get('robot/r-1')).toBe(first.get('robot/r-1'));
+    expect(second.get('robot/r-2')).not.toBe(first.get('robot/r-2'));
+    expect(second.get('robot/r-2')).toMatchObject({ firing: false, at: T0 + MINUTE });
+    // A field no longer readable is pruned, though its earlier record was kept.
+    await redis.hset(incidents.keys.firing, 'robot/r-1#health', '{"t":');
+    expect([...(await bySubject(T0 + MINUTE)).keys()]).toEqual(['robot/r-2']);
+    expect(await redis.hexists(incidents.keys.firing, 'robot/r-1#health')).toBe(0);
+  });
+
   it('closes every incident of a removed entity, and prunes resolved ones after keepResolvedMs', async () => {
     const incidents = new FiringIncidents({
       redis,

@@ -139,6 +139,38 @@ describe('inhibition semantics', () => {
     expect(inhibition.check(unreachable('n-gw'), now)?.by).toBe('site-down');
   });
 
+  it('labels again only the incidents that changed since the reading it follows', () => {
+    const labelled: string[] = [];
+    const tagsFor = (subject: string) => {
+      labelled.push(subject);
+      return noTags(subject);
+    };
+    const rules = compileInhibitRules([
+      {
+        name: 'critical-gateway',
+        source_matchers: { type: 'vehicle.vpn.disconnected', severity: 'critical' },
+        target_matchers: { type: 'vehicle.unreachable' },
+        equal: [],
+      },
+    ]);
+    const gateway = offVpn('gw');
+    const other = incident('vehicle/other', 'vpn', 'vehicle.vpn.disconnected', { severity: 'warning' });
+    const first = new Inhibition(rules, tagsFor, [gateway, other]);
+    expect(first.check(unreachable('v-9'), now)?.source.subject).toBe('vehicle/gw');
+    expect(first.recorded(rules[0]!, 'vehicle/gw', 'vpn')).toBe(gateway);
+    expect(first.recorded(rules[0]!, 'vehicle/other', 'vpn')).toBeUndefined();
+    labelled.length = 0;
+    // The gateway's incident unchanged (the same record), the other one now critical.
+    const critical = { ...other, severity: 'critical' as const };
+    const next = new Inhibition(rules, tagsFor, [gateway, critical], first);
+    expect(labelled).toEqual(['vehicle/other']);
+    expect(next.recorded(rules[0]!, 'vehicle/other', 'vpn')).toBe(critical);
+    // Gone from the reading, gone from the rules' sources.
+    const last = new Inhibition(rules, tagsFor, [critical], next);
+    expect(last.recorded(rules[0]!, 'vehicle/gw', 'vpn')).toBeUndefined();
+    expect(last.check(unreachable('v-9'), now)?.source.subject).toBe('vehicle/other');
+  });
+
   it('finds the candidate sources of the wait: the literal subjects, or the target’s own', () => {
     const [token, , robots, vpn] = compileInhibitRules(BUILTIN_INHIBIT_RULES);
     if (!token || !robots || !vpn) throw new Error('missing built-in rules');
