@@ -148,7 +148,7 @@ if closed then
   end
 end
 if changed then
-  redis.call('INCR', KEYS[8])
+  return {1, version, redis.call('INCR', KEYS[8])}
 end
 return {1, version}
 `;
@@ -184,7 +184,11 @@ export type CommitKeys = [
 
 export type CommitRefusal = 'version' | 'stale' | 'reset' | 'closed';
 
-export type CommitReply = [1, number] | [0, number, CommitRefusal];
+/**
+ * Committed: the version, and the shard's incidents revision when the commit moved it (what the
+ * store guard needs to tell its own change from another writer's); refused: the stored version and why.
+ */
+export type CommitReply = [1, number] | [1, number, number] | [0, number, CommitRefusal];
 
 const REFUSALS = new Set<unknown>(['version', 'stale', 'reset', 'closed']);
 
@@ -192,7 +196,8 @@ const REFUSALS = new Set<unknown>(['version', 'stale', 'reset', 'closed']);
 export function parseCommitReply(reply: unknown): CommitReply {
   if (Array.isArray(reply)) {
     const [flag, version, reason] = reply as unknown[];
-    if (flag === 1 && typeof version === 'number') return [1, version];
+    if (flag === 1 && typeof version === 'number')
+      return typeof reason === 'number' ? [1, version, reason] : [1, version];
     if (flag === 0 && typeof version === 'number' && REFUSALS.has(reason)) {
       return [0, version, reason as CommitRefusal];
     }

@@ -119,8 +119,11 @@ export interface StoreGuard {
    * once this process knows the marker again (it announced the loss, or adopted the new marker).
    */
   lost(): Promise<void>;
-  /** A commit of this process changed incident records: these events did. */
-  incidentsChanged?(events: readonly FleetEvent[]): void;
+  /**
+   * A commit of this process changed incident records: these events did, and moved the incidents
+   * revision of shard `shard` to `revision`.
+   */
+  incidentsChanged?(events: readonly FleetEvent[], moved?: { shard: number; revision: number }): void;
 }
 
 /** Thrown by `commitMany` when Redis rejected some items; `results` holds every item's outcome. */
@@ -453,7 +456,13 @@ export class SnapshotStore {
    */
   #settle(outcome: CommitResult | 'reset', prepared: PreparedCommit): CommitResult {
     if (outcome === 'reset') return { committed: false, currentVersion: 0, reason: 'version-conflict' };
-    if (outcome.committed && prepared.incidents) this.#guard?.incidentsChanged?.(outcome.events);
+    if (outcome.committed && prepared.incidents) {
+      const revision = incidentsRevisions.get(outcome);
+      this.#guard?.incidentsChanged?.(
+        outcome.events,
+        revision === undefined ? undefined : { shard: prepared.shard, revision },
+      );
+    }
     return outcome;
   }
 
@@ -624,9 +633,16 @@ const REASONS = {
   closed: 'incident-not-open',
 } as const;
 
+/** The incidents revision a commit moved its shard to, beside its result (for the guard only). */
+const incidentsRevisions = new WeakMap<CommitResult, number>();
+
 function toResult(reply: unknown, prepared: PreparedCommit): CommitResult | 'reset' {
   const parsed = parseCommitReply(reply);
-  if (parsed[0] === 1) return { committed: true, version: parsed[1], events: prepared.events };
+  if (parsed[0] === 1) {
+    const result: CommitResult = { committed: true, version: parsed[1], events: prepared.events };
+    if (parsed[2] !== undefined) incidentsRevisions.set(result, parsed[2]);
+    return result;
+  }
   if (parsed[2] === 'reset') return 'reset';
   return { committed: false, currentVersion: parsed[1], reason: REASONS[parsed[2]] };
 }

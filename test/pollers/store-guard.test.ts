@@ -279,6 +279,43 @@ describe.each([1, 4])('with %i shard(s)', (shards) => {
       expect(reset).toMatchObject({ type: 'monitor.store.reset', data: { carriedOver: 1 } });
     });
 
+    it("follows its own commits without reading every open incident again, and reads them after another replica's", async () => {
+      const prefix = newPrefix();
+      const a = replica(prefix, { shards });
+      const b = replica(prefix, { shards });
+      // How many records each of a's reads of the open incidents fetched (none: nothing moved).
+      const fetched: number[] = [];
+      const readOpen = a.incidents.readOpen.bind(a.incidents);
+      a.incidents.readOpen = async (revision) => {
+        const read = await readOpen(revision);
+        fetched.push(read.records?.length ?? 0);
+        return read;
+      };
+      await a.observe(detectors.health, HEALTH, failed(0));
+      await a.guard.refresh();
+      expect(fetched).toEqual([1]);
+      // Its own commits: an incident opened, another opened and closed.
+      await a.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
+      await a.observe(detectors.queue, QUEUE, ok(0, { length: 0 }), { backlogThreshold: 3 });
+      await a.observe(detectors.queue, QUEUE, ok(1, { length: 7 }), { backlogThreshold: 3 });
+      await a.observe(detectors.queue, QUEUE, ok(2, { length: 0 }), { backlogThreshold: 3 });
+      await a.guard.refresh();
+      expect(fetched).toEqual([1, 0]);
+      expect(a.guard.openIncidents.map((record) => record.subject).sort()).toEqual([
+        'robot/rb-1',
+        'vehicle/veh-1',
+      ]);
+      // Another replica's commit: the records are read again, and the copy has it.
+      await b.observe(detectors.power, POWER, ok(0, { state: 'on', pendingCommand: null, updatedAt: null }));
+      await a.guard.refresh();
+      expect(fetched).toEqual([1, 0, 3]);
+      expect(a.guard.openIncidents.map((record) => record.subject).sort()).toEqual([
+        'robot/rb-1',
+        'vehicle/veh-1',
+        'vehicle/veh-2',
+      ]);
+    });
+
     it('is noticed by the periodic read when nothing commits', async () => {
       const prefix = newPrefix();
       const log = new EventLog({ redis, prefix, shards });

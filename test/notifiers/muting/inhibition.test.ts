@@ -156,7 +156,7 @@ describe('inhibition semantics', () => {
     const gateway = offVpn('gw');
     const other = incident('vehicle/other', 'vpn', 'vehicle.vpn.disconnected', { severity: 'warning' });
     const first = new Inhibition(rules, tagsFor, [gateway, other]);
-    expect(first.check(unreachable('v-9'), now)?.source.subject).toBe('vehicle/gw');
+    expect(first.check(unreachable('v-9'), now)?.source?.subject).toBe('vehicle/gw');
     expect(first.recorded(rules[0]!, 'vehicle/gw', 'vpn')).toBe(gateway);
     expect(first.recorded(rules[0]!, 'vehicle/other', 'vpn')).toBeUndefined();
     labelled.length = 0;
@@ -168,7 +168,7 @@ describe('inhibition semantics', () => {
     // Gone from the reading, gone from the rules' sources.
     const last = new Inhibition(rules, tagsFor, [critical], next);
     expect(last.recorded(rules[0]!, 'vehicle/gw', 'vpn')).toBeUndefined();
-    expect(last.check(unreachable('v-9'), now)?.source.subject).toBe('vehicle/other');
+    expect(last.check(unreachable('v-9'), now)?.source?.subject).toBe('vehicle/other');
   });
 
   it('finds the candidate sources of the wait: the literal subjects, or the target’s own', () => {

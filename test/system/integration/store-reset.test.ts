@@ -75,7 +75,7 @@ describe.skipIf(!redisServerAvailable())('Redis emptied under running replicas',
       upstreamUrl: sim.url,
       redisUrl: redis!.url,
       prefix,
-      // The store guards say at debug level how many open incidents they have read.
+      // The store guards say at debug level how many open incidents they have read or followed.
       logLevel: 'debug',
       extra: {
         ...webhookNotifications(receiver.url, secret, '1h'),
@@ -106,11 +106,14 @@ describe.skipIf(!redisServerAvailable())('Redis emptied under running replicas',
         new Set(receiver.accepted().flatMap((delivery) => announcing(delivery).map((e) => e.subject))),
       (seen) => (seen.size === OPEN.length ? undefined : `${seen.size} of ${OPEN.length}`),
     );
-    // Each replica has read the 5 open incidents (what it carries over if it notices the loss first).
+    // Each replica holds the 5 open incidents, read or followed from its own commits (what it
+    // carries over if it notices the loss first).
     await waitFor(
       'every replica holding the 5 open incidents',
       async () =>
-        set.running.map((daemon) => daemon.linesMatching(/"msg":"open incidents read"/).at(-1) ?? ''),
+        set.running.map(
+          (daemon) => daemon.linesMatching(/"msg":"open incidents (read|followed)"/).at(-1) ?? '',
+        ),
       (last) => {
         const behind = last.filter((line) => !line.includes('"open":5'));
         return behind.length === 0 ? undefined : `${behind.length} replicas behind`;
