@@ -276,6 +276,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
           ),
           upstream: combineObservers([metrics.hooks.upstream, options.observer]),
           events: metrics.hooks.events,
+          // The thread's commits of open incidents: this guard's copy follows them.
+          incidents: (events, moved) => guard.incidentsChanged(events, moved),
           jobFailed,
         },
         onFailure: (reason) => {

@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
 import type { ObservationErrorInfo, PollHooks, PollOutcome } from '../pollers/outcome.js';
+import type { IncidentsMoved } from '../store/snapshot-store.js';
 import type { RequestInfo, RequestObserver } from '../upstream/http.js';
 
 /**
@@ -35,13 +36,17 @@ export type HookCall =
   | ['jobFinished', PollOutcome, number, number]
   | ['jobFailed', unknown]
   | ['request', RequestInfo]
-  | ['events', readonly FleetEvent[]];
+  | ['events', readonly FleetEvent[]]
+  /** A commit's changes to the open incidents, for the daemon's store guard to follow. */
+  | ['incidents', readonly FleetEvent[], IncidentsMoved | undefined];
 
 /** The hooks a poll calls: what the thread records and the daemon replays. */
 export interface PollThreadHooks {
   poll: PollHooks;
   upstream: RequestObserver;
   events: (events: readonly FleetEvent[]) => void;
+  /** The thread's commits changed the open incidents (`StoreLossGuard.incidentsChanged`). */
+  incidents?: (events: readonly FleetEvent[], moved: IncidentsMoved | undefined) => void;
   jobFailed: (poller: unknown) => void;
 }
 
@@ -79,6 +84,7 @@ export function recordingHooks(
     },
     upstream: { request: (info) => record(['request', info]) },
     events: (events) => record(['events', events]),
+    incidents: (events, moved) => record(['incidents', events, moved]),
     jobFailed: (poller) => record(['jobFailed', poller]),
     flush,
   };
@@ -102,6 +108,9 @@ export function replayHooks(calls: readonly HookCall[], hooks: PollThreadHooks):
         break;
       case 'events':
         hooks.events(call[1]);
+        break;
+      case 'incidents':
+        hooks.incidents?.(call[1], call[2]);
         break;
     }
   }

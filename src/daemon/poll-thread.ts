@@ -66,6 +66,8 @@ const { guard, windows, upstream, runner } = buildPollingCore({
   hooks: [hooks.poll],
   observers: [hooks.upstream],
   onCommitted: hooks.events,
+  // The daemon's guard follows these commits too, instead of reading every open incident again.
+  onIncidentsChanged: hooks.incidents,
   signal: abort.signal,
 });
 const queues = createPollQueues({ connection: producer, prefix: config.redis.prefix, logger });

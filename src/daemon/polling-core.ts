@@ -5,7 +5,7 @@ import type { RedisClient } from '../lib/redis-connection.js';
 import { CountingSnapshotStore } from '../metrics/index.js';
 import { combineHooks, PollCounters, type PollHooks } from '../pollers/outcome.js';
 import { PollRunner } from '../pollers/runner.js';
-import { StoreLossGuard } from '../pollers/store-guard.js';
+import { StoreLossGuard, type StoreLossGuardOptions } from '../pollers/store-guard.js';
 import { UpstreamWindows } from '../pollers/upstream-windows.js';
 import { IncidentStore } from '../store/incidents.js';
 import { PollLeases } from '../store/poll-lease.js';
@@ -37,6 +37,8 @@ export interface PollingCoreOptions {
   observers?: ReadonlyArray<RequestObserver | undefined>;
   /** Told about the events of every commit that went through (`fleetwatch_events_total`). */
   onCommitted?: (events: readonly FleetEvent[]) => void;
+  /** Told what the commits changed of the open incidents (the store guard's `onIncidentsChanged`). */
+  onIncidentsChanged?: StoreLossGuardOptions['onIncidentsChanged'];
   /** Aborts the runner's upstream reads (the daemon's shutdown, after the grace). */
   signal?: AbortSignal;
 }
@@ -89,6 +91,7 @@ export function buildPollingCore(options: PollingCoreOptions): PollingCore {
     logger,
     now,
     ...(options.onCommitted ? { onEvent: options.onCommitted } : {}),
+    ...(options.onIncidentsChanged ? { onIncidentsChanged: options.onIncidentsChanged } : {}),
   });
   const store = new CountingSnapshotStore({
     ...identity,

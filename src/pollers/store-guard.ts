@@ -10,7 +10,7 @@ import {
   type OpenIncidentCopy,
   openIncidentCopy,
 } from '../store/incidents.js';
-import type { SnapshotStore, StoreGuard } from '../store/snapshot-store.js';
+import type { IncidentsMoved, SnapshotStore, StoreGuard } from '../store/snapshot-store.js';
 import { type Marker, newEpoch, type StoreMarker } from '../store/store-marker.js';
 import { seedSnapshots } from './incident-seeds.js';
 
@@ -51,6 +51,11 @@ export interface StoreLossGuardOptions {
   refreshMs?: number;
   /** Told the `monitor.store.reset` this replica wrote, as commits tell theirs (`fleetwatch_events_total`). */
   onEvent?: (events: readonly FleetEvent[]) => void;
+  /**
+   * Told every change of this process's commits to the open incidents, after the copy took it: the
+   * poll thread tells the daemon's guard, whose copy then follows them too (poll-thread.ts).
+   */
+  onIncidentsChanged?: (events: readonly FleetEvent[], moved: IncidentsMoved | undefined) => void;
 }
 
 const SETTLE_TRIES = 5;
@@ -80,6 +85,7 @@ export class StoreLossGuard implements StoreGuard {
   readonly #refreshMs: number;
   readonly #warn: ReturnType<typeof throttledWarn>;
   readonly #onEvent: (events: readonly FleetEvent[]) => void;
+  readonly #onIncidentsChanged: StoreLossGuardOptions['onIncidentsChanged'];
   #known: Marker | undefined;
   /** When the known marker was last seen in the store (epoch ms). */
   #seenAt = 0;
@@ -103,6 +109,7 @@ export class StoreLossGuard implements StoreGuard {
     this.#refreshMs = Math.max(100, options.refreshMs ?? 2_000);
     this.#warn = throttledWarn(this.#logger);
     this.#onEvent = options.onEvent ?? (() => {});
+    this.#onIncidentsChanged = options.onIncidentsChanged;
   }
 
   /** The open incidents as last read (a copy of the store's). */
@@ -147,7 +154,12 @@ export class StoreLossGuard implements StoreGuard {
     return this.#settling;
   }
 
-  incidentsChanged(events: readonly FleetEvent[], moved?: { shard: number; revision: number }): void {
+  /**
+   * Commits changed the open incidents: this process's own, or (told by the poll thread) another
+   * thread's of the same daemon whose `moved` is known. Either way the copy takes the changes and,
+   * when `moved` is the only change since its revision, follows the revision.
+   */
+  incidentsChanged(events: readonly FleetEvent[], moved?: IncidentsMoved): void {
     // At once, so that a loss right after this commit still carries it over.
     const ops = incidentOps(events);
     applyIncidentOps(this.#copy, ops);
@@ -158,6 +170,7 @@ export class StoreLossGuard implements StoreGuard {
       if (this.#revision !== held)
         this.#logger?.debug({ open: this.#copy.size, revision: this.#revision }, 'open incidents followed');
     }
+    this.#onIncidentsChanged?.(events, moved);
     if (!this.#running || this.#soon) return;
     this.#soon = setTimeout(() => {
       this.#soon = undefined;

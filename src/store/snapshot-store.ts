@@ -110,6 +110,12 @@ export interface SnapshotStoreOptions {
   guard?: StoreGuard;
 }
 
+/** A commit moved shard `shard`'s incidents revision to `revision` (the store guard follows it). */
+export interface IncidentsMoved {
+  shard: number;
+  revision: number;
+}
+
 /** What the snapshot store asks of whoever guards it (the store marker's guard: store-marker.ts, pollers/store-guard.ts). */
 export interface StoreGuard {
   /** The marker epoch this process knows; establishes one first when it knows none. */
@@ -123,7 +129,7 @@ export interface StoreGuard {
    * A commit of this process changed incident records: these events did, and moved the incidents
    * revision of shard `shard` to `revision`.
    */
-  incidentsChanged?(events: readonly FleetEvent[], moved?: { shard: number; revision: number }): void;
+  incidentsChanged?(events: readonly FleetEvent[], moved?: IncidentsMoved): void;
 }
 
 /** Thrown by `commitMany` when Redis rejected some items; `results` holds every item's outcome. */

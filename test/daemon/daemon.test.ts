@@ -311,6 +311,12 @@ describe('startDaemon with worker.poll_thread', () => {
     for (const pattern of expected) expect(metrics).toMatch(pattern);
     // The thread's lines, written by the daemon's logger.
     expect(lines.some((line) => line.thread === 'poll')).toBe(true);
+    // The daemon's store guard follows the thread's commits of incidents instead of reading them all again.
+    await eventually(
+      async () =>
+        lines.filter((line) => line.msg === 'open incidents followed' && line.thread === undefined).length,
+      (followed) => followed > 0,
+    );
     if (process.platform === 'linux' && getPriority() < 19) {
       // One thread of this process, the poll thread, runs at a lower priority; this one does not.
       const lowered = Math.min(19, getPriority() + POLL_THREAD_NICENESS);

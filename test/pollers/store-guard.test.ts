@@ -63,7 +63,14 @@ const tokenHealth: Detector<unknown, unknown, unknown> = (previous, observation,
 };
 
 /** One replica: its guard, its guarded store, its pipeline; `told`: the events its guard reported. */
-function replica(prefix: string, options: { refreshMs?: number; shards?: number } = {}) {
+function replica(
+  prefix: string,
+  options: {
+    refreshMs?: number;
+    shards?: number;
+    onIncidentsChanged?: ConstructorParameters<typeof StoreLossGuard>[0]['onIncidentsChanged'];
+  } = {},
+) {
   const { shards = 1, ...guardOptions } = options;
   const identity = { redis, prefix, installation: 'test', shards };
   const incidents = new IncidentStore({ redis, prefix, shards });
@@ -281,8 +288,20 @@ describe.each([1, 4])('with %i shard(s)', (shards) => {
 
     it("follows its own commits without reading every open incident again, and reads them after another replica's", async () => {
       const prefix = newPrefix();
-      const a = replica(prefix, { shards });
+      // `daemon` stands for the daemon's guard, which a's commits are told to, as the poll thread's are.
+      const daemon = replica(prefix, { shards });
+      const a = replica(prefix, {
+        shards,
+        onIncidentsChanged: (events, moved) => daemon.guard.incidentsChanged(events, moved),
+      });
       const b = replica(prefix, { shards });
+      const daemonFetched: number[] = [];
+      const daemonRead = daemon.incidents.readOpen.bind(daemon.incidents);
+      daemon.incidents.readOpen = async (revision) => {
+        const read = await daemonRead(revision);
+        daemonFetched.push(read.records?.length ?? 0);
+        return read;
+      };
       // How many records each of a's reads of the open incidents fetched (none: nothing moved).
       const fetched: number[] = [];
       const readOpen = a.incidents.readOpen.bind(a.incidents);
@@ -292,19 +311,23 @@ describe.each([1, 4])('with %i shard(s)', (shards) => {
         return read;
       };
       await a.observe(detectors.health, HEALTH, failed(0));
-      await a.guard.refresh();
+      await Promise.all([a.guard.refresh(), daemon.guard.refresh()]);
       expect(fetched).toEqual([1]);
+      expect(daemonFetched).toEqual([1]);
       // Its own commits: an incident opened, another opened and closed.
       await a.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
       await a.observe(detectors.queue, QUEUE, ok(0, { length: 0 }), { backlogThreshold: 3 });
       await a.observe(detectors.queue, QUEUE, ok(1, { length: 7 }), { backlogThreshold: 3 });
       await a.observe(detectors.queue, QUEUE, ok(2, { length: 0 }), { backlogThreshold: 3 });
-      await a.guard.refresh();
+      await Promise.all([a.guard.refresh(), daemon.guard.refresh()]);
       expect(fetched).toEqual([1, 0]);
-      expect(a.guard.openIncidents.map((record) => record.subject).sort()).toEqual([
-        'robot/rb-1',
-        'vehicle/veh-1',
-      ]);
+      expect(daemonFetched).toEqual([1, 0]);
+      for (const guard of [a.guard, daemon.guard]) {
+        expect(guard.openIncidents.map((record) => record.subject).sort()).toEqual([
+          'robot/rb-1',
+          'vehicle/veh-1',
+        ]);
+      }
       // Another replica's commit: the records are read again, and the copy has it.
       await b.observe(detectors.power, POWER, ok(0, { state: 'on', pendingCommand: null, updatedAt: null }));
       await a.guard.refresh();
