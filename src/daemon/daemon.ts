@@ -277,7 +277,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
           upstream: combineObservers([metrics.hooks.upstream, options.observer]),
           events: metrics.hooks.events,
           // The thread's commits of open incidents: this guard's copy follows them.
-          incidents: (events, moved) => guard.incidentsChanged(events, moved),
+          incidents: (events, moved) => guard.threadChanged(events, moved),
           jobFailed,
         },
         onFailure: (reason) => {

@@ -92,6 +92,11 @@ export class StoreLossGuard implements StoreGuard {
   #copy: OpenIncidentCopy = new Map();
   /** This process's own changes since the read under way began: applied on top of what it reads. */
   #changedDuringRead: IncidentOp[] | undefined;
+  /**
+   * The revisions those changes moved to: followed again from the revision the read returns, so
+   * that the changes a read overlapped do not make the next read fetch every record.
+   */
+  #movedDuringRead: IncidentsMoved[] | undefined;
   #revision = '';
   #establishing: Promise<string> | undefined;
   #settling: Promise<void> | undefined;
@@ -155,27 +160,45 @@ export class StoreLossGuard implements StoreGuard {
   }
 
   /**
-   * Commits changed the open incidents: this process's own, or (told by the poll thread) another
-   * thread's of the same daemon whose `moved` is known. Either way the copy takes the changes and,
-   * when `moved` is the only change since its revision, follows the revision.
+   * A commit of this process changed the open incidents: the copy takes the changes at once and,
+   * when `moved` is the only change since its revision, follows the revision. When it cannot
+   * (another writer moved it too), the records are read again soon rather than at the next period.
    */
   incidentsChanged(events: readonly FleetEvent[], moved?: IncidentsMoved): void {
-    // At once, so that a loss right after this commit still carries it over.
-    const ops = incidentOps(events);
-    applyIncidentOps(this.#copy, ops);
-    this.#changedDuringRead?.push(...ops);
-    if (moved) {
-      const held = this.#revision;
-      this.#revision = followedRevision(held, moved.shard, moved.revision);
-      if (this.#revision !== held)
-        this.#logger?.debug({ open: this.#copy.size, revision: this.#revision }, 'open incidents followed');
-    }
+    const followed = this.#take(events, moved);
     this.#onIncidentsChanged?.(events, moved);
-    if (!this.#running || this.#soon) return;
+    if (followed || !this.#running || this.#soon) return;
     this.#soon = setTimeout(() => {
       this.#soon = undefined;
       void this.refresh();
     }, 50);
+  }
+
+  /**
+   * A commit of the daemon's poll thread changed the open incidents (the thread tells the daemon):
+   * taken as the daemon's own, but never a reason to read sooner than the period.
+   */
+  threadChanged(events: readonly FleetEvent[], moved: IncidentsMoved | undefined): void {
+    this.#take(events, moved);
+  }
+
+  /** Applies a commit's changes to the copy; whether the copy now stands at the revision it moved to. */
+  #take(events: readonly FleetEvent[], moved: IncidentsMoved | undefined): boolean {
+    // At once, so that a loss right after this commit still carries it over.
+    const ops = incidentOps(events);
+    applyIncidentOps(this.#copy, ops);
+    this.#changedDuringRead?.push(...ops);
+    if (!moved) return false;
+    this.#movedDuringRead?.push(moved);
+    return this.#follow(moved);
+  }
+
+  #follow(moved: IncidentsMoved): boolean {
+    const held = this.#revision;
+    this.#revision = followedRevision(held, moved.shard, moved.revision);
+    if (this.#revision === held) return false;
+    this.#logger?.debug({ open: this.#copy.size, revision: this.#revision }, 'open incidents followed');
+    return true;
   }
 
   /** Reads the open incidents if they changed, and notices a lost marker. */
@@ -188,7 +211,9 @@ export class StoreLossGuard implements StoreGuard {
 
   async #refresh(): Promise<void> {
     const changed: IncidentOp[] = [];
+    const moves: IncidentsMoved[] = [];
     this.#changedDuringRead = changed;
+    this.#movedDuringRead = moves;
     try {
       await this.epoch();
       const read = await this.#incidents.readOpen(this.#revision);
@@ -202,6 +227,8 @@ export class StoreLossGuard implements StoreGuard {
         this.#copy = applyIncidentOps(openIncidentCopy(read.records), changed);
         this.#logger?.debug({ open: read.records.length, revision: read.revision }, 'open incidents read');
       }
+      // The changes applied over the read, in the order they moved the revision.
+      for (const moved of moves.sort((a, b) => a.revision - b.revision)) this.#follow(moved);
     } catch (error) {
       this.#warn(
         { err: (error as Error).message },
@@ -209,6 +236,7 @@ export class StoreLossGuard implements StoreGuard {
       );
     } finally {
       this.#changedDuringRead = undefined;
+      this.#movedDuringRead = undefined;
     }
   }
 

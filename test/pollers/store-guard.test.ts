@@ -139,6 +139,18 @@ async function openFive(r: ReturnType<typeof replica>): Promise<FleetEvent[]> {
   ];
 }
 
+/** How many records each read of the open incidents fetched (0: the revision had not moved). */
+function recordsFetched(incidents: IncidentStore): number[] {
+  const fetched: number[] = [];
+  const readOpen = incidents.readOpen.bind(incidents);
+  incidents.readOpen = async (revision) => {
+    const read = await readOpen(revision);
+    fetched.push(read.records?.length ?? 0);
+    return read;
+  };
+  return fetched;
+}
+
 function newPrefix(): string {
   const prefix = `hs-ti-${randomBytes(5).toString('hex')}`;
   prefixes.push(prefix);
@@ -292,24 +304,11 @@ describe.each([1, 4])('with %i shard(s)', (shards) => {
       const daemon = replica(prefix, { shards });
       const a = replica(prefix, {
         shards,
-        onIncidentsChanged: (events, moved) => daemon.guard.incidentsChanged(events, moved),
+        onIncidentsChanged: (events, moved) => daemon.guard.threadChanged(events, moved),
       });
       const b = replica(prefix, { shards });
-      const daemonFetched: number[] = [];
-      const daemonRead = daemon.incidents.readOpen.bind(daemon.incidents);
-      daemon.incidents.readOpen = async (revision) => {
-        const read = await daemonRead(revision);
-        daemonFetched.push(read.records?.length ?? 0);
-        return read;
-      };
-      // How many records each of a's reads of the open incidents fetched (none: nothing moved).
-      const fetched: number[] = [];
-      const readOpen = a.incidents.readOpen.bind(a.incidents);
-      a.incidents.readOpen = async (revision) => {
-        const read = await readOpen(revision);
-        fetched.push(read.records?.length ?? 0);
-        return read;
-      };
+      const fetched = recordsFetched(a.incidents);
+      const daemonFetched = recordsFetched(daemon.incidents);
       await a.observe(detectors.health, HEALTH, failed(0));
       await Promise.all([a.guard.refresh(), daemon.guard.refresh()]);
       expect(fetched).toEqual([1]);
@@ -336,6 +335,31 @@ describe.each([1, 4])('with %i shard(s)', (shards) => {
         'robot/rb-1',
         'vehicle/veh-1',
         'vehicle/veh-2',
+      ]);
+    });
+
+    it('follows its own commits made while it was reading, from the revision the read returned', async () => {
+      const prefix = newPrefix();
+      const a = replica(prefix, { shards });
+      const fetched = recordsFetched(a.incidents);
+      await a.observe(detectors.health, HEALTH, failed(0));
+      // A commit of its own lands after the read took the revision, before the read is done.
+      const readOpen = a.incidents.readOpen.bind(a.incidents);
+      let overlapped = false;
+      a.incidents.readOpen = async (revision) => {
+        const read = await readOpen(revision);
+        if (!overlapped) {
+          overlapped = true;
+          await a.observe(detectors.link, LINK, ok(0, { vpnConnected: false, id: 'veh-1' }));
+        }
+        return read;
+      };
+      await a.guard.refresh();
+      await a.guard.refresh();
+      expect(fetched).toEqual([1, 0]);
+      expect(a.guard.openIncidents.map((record) => record.subject).sort()).toEqual([
+        'robot/rb-1',
+        'vehicle/veh-1',
       ]);
     });
 
