@@ -17,9 +17,11 @@ import { seedSnapshots } from './incident-seeds.js';
 /**
  * What a replica does about its store being emptied (store-marker.ts has the marker and the one
  * atomic reset). The guard knows the marker's epoch and keeps an in-memory copy of the open
- * incidents, read again whenever their revision moved (every `refreshMs`, 2 s, and soon after a
- * commit of this process changed one). Every commit of the snapshot store names the epoch; when the
- * marker is gone or another (the store was emptied), the commit is refused and `lost` runs:
+ * incidents, read again whenever another writer moved their revision (checked every `refreshMs`,
+ * 2 s, and soon after a commit of this process it could not follow; its own commits, and the poll
+ * thread's for the daemon's guard, it follows without a read). Every commit of the snapshot store
+ * names the epoch; when the marker is gone or another (the store was emptied), the commit is
+ * refused and `lost` runs:
  *
  * - marker gone: this replica claims the loss. It writes a new marker, ONE `monitor.store.reset`
  *   and its copy of the open incidents, in the incident records and seeded into the facet
@@ -61,12 +63,13 @@ export interface StoreLossGuardOptions {
 const SETTLE_TRIES = 5;
 
 /**
- * The revision the copy stands at after this process's own commit moved shard `shard` to
- * `revision`: when the copy stood at the revision just before it, nobody else changed the open
- * incidents in between, and the copy with the commit's changes applied is current. Otherwise the
- * revision held stays, and the next read finds it moved and reads the records again. Without this,
- * every commit that opened or closed an incident made the next read fetch every open incident of
- * the fleet (at 40,000 entities, 3,300 records several times a second).
+ * The revision the copy stands at after a commit it knows the changes of (this process's, or its
+ * poll thread's) moved shard `shard` to `revision`: when the copy stood at the revision just
+ * before it, nobody else changed the open incidents in between, and the copy with the commit's
+ * changes applied is current. Otherwise the revision held stays, and the next read finds it moved
+ * and reads the records again. Without this, every commit that opened or closed an incident made
+ * the next read fetch every open incident of the fleet (at 40,000 entities, 3,300 records several
+ * times a second).
  */
 export function followedRevision(held: string, shard: number, revision: number): string {
   const parts = held.split('.');
