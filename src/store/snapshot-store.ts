@@ -3,7 +3,13 @@ import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { byShard, pipelineByShard, type ShardGroup } from './by-shard.js';
-import { COMMIT_SCRIPT, type CommitKeys, parseCommitReply, SNAPSHOT_FIELDS } from './commit-script.js';
+import {
+  COMMIT_SCRIPT,
+  type CommitKeys,
+  type CommitReply,
+  parseCommitReply,
+  SNAPSHOT_FIELDS,
+} from './commit-script.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, homeSubject, incidentOps } from './incidents.js';
 import { type ShardKeys, type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
@@ -448,28 +454,28 @@ export class SnapshotStore {
   }
 
   async #runOne(prepared: PreparedCommit): Promise<CommitResult> {
-    const outcome = toResult(
-      await runScript(this.#redis, COMMIT_SCRIPT, prepared.keys, prepared.args),
-      prepared,
-    );
-    if (outcome === 'reset') await this.#guard?.lost();
-    return this.#settle(outcome, prepared);
+    const reply = parseCommitReply(await runScript(this.#redis, COMMIT_SCRIPT, prepared.keys, prepared.args));
+    if (refusedByReset(reply)) await this.#guard?.lost();
+    return this.#settle(reply, prepared);
   }
 
   /**
-   * A refusal because the store was emptied (the guard has been told, and has sorted it out)
-   * becomes a conflict, so the caller re-reads the store as it is now and tries again.
+   * The result of a commit's reply; the guard is told what a commit changed of the incidents and
+   * the revision it moved them to. A refusal because the store was emptied (the guard has been
+   * told, and has sorted it out) becomes a conflict, so the caller re-reads the store as it is now
+   * and tries again.
    */
-  #settle(outcome: CommitResult | 'reset', prepared: PreparedCommit): CommitResult {
-    if (outcome === 'reset') return { committed: false, currentVersion: 0, reason: 'version-conflict' };
-    if (outcome.committed && prepared.incidents) {
-      const revision = incidentsRevisions.get(outcome);
-      this.#guard?.incidentsChanged?.(
-        outcome.events,
-        revision === undefined ? undefined : { shard: prepared.shard, revision },
-      );
+  #settle(reply: CommitReply, prepared: PreparedCommit): CommitResult {
+    if (reply[0] === 0) {
+      if (reply[2] === 'reset') return { committed: false, currentVersion: 0, reason: 'version-conflict' };
+      return { committed: false, currentVersion: reply[1], reason: REASONS[reply[2]] };
     }
-    return outcome;
+    const result: CommitResult = { committed: true, version: reply[1], events: prepared.events };
+    if (prepared.incidents) {
+      const moved = reply.length === 3 ? { shard: prepared.shard, revision: reply[2] } : undefined;
+      this.#guard?.incidentsChanged?.(result.events, moved);
+    }
+    return result;
   }
 
   /**
@@ -487,18 +493,18 @@ export class SnapshotStore {
       (item) => item.shard,
       (pipeline, item) => queueScript(pipeline, COMMIT_SCRIPT, item.keys, item.args),
     );
-    const outcomes = prepared.map((item, i): CommitResult | 'reset' | Error => {
+    const parsed = prepared.map((_, i): CommitReply | Error => {
       const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];
       if (error) return error;
       try {
-        return toResult(reply, item);
+        return parseCommitReply(reply);
       } catch (failure) {
         return failure as Error;
       }
     });
-    if (outcomes.includes('reset')) await this.#guard?.lost();
-    const results = outcomes.map((outcome, i) =>
-      outcome instanceof Error ? outcome : this.#settle(outcome, prepared[i] as PreparedCommit),
+    if (parsed.some((reply) => !(reply instanceof Error) && refusedByReset(reply))) await this.#guard?.lost();
+    const results = parsed.map((reply, i) =>
+      reply instanceof Error ? reply : this.#settle(reply, prepared[i] as PreparedCommit),
     );
     // Items Redis accepted stay committed even when others failed: they are reported all the same.
     this.committed(results);
@@ -639,16 +645,7 @@ const REASONS = {
   closed: 'incident-not-open',
 } as const;
 
-/** The incidents revision a commit moved its shard to, beside its result (for the guard only). */
-const incidentsRevisions = new WeakMap<CommitResult, number>();
-
-function toResult(reply: unknown, prepared: PreparedCommit): CommitResult | 'reset' {
-  const parsed = parseCommitReply(reply);
-  if (parsed[0] === 1) {
-    const result: CommitResult = { committed: true, version: parsed[1], events: prepared.events };
-    if (parsed[2] !== undefined) incidentsRevisions.set(result, parsed[2]);
-    return result;
-  }
-  if (parsed[2] === 'reset') return 'reset';
-  return { committed: false, currentVersion: parsed[1], reason: REASONS[parsed[2]] };
+/** The commit found the store emptied (its marker gone or another). */
+function refusedByReset(reply: CommitReply): boolean {
+  return reply[0] === 0 && reply[2] === 'reset';
 }

@@ -5,7 +5,7 @@ import type { TagsFor } from '../routing/entity-tags.js';
 import { incidentLabels, incidentOf, type Labels, labelsFor } from '../routing/labels.js';
 import { compileGlob, compileMatcher, type Matcher } from '../routing/matcher.js';
 import type { InhibitRuleConfig } from './config.js';
-import type { IncidentRecord } from './firing-incidents.js';
+import { type IncidentRecord, incidentField } from './firing-incidents.js';
 import type { Muted } from './muted.js';
 
 /**
@@ -122,10 +122,6 @@ interface Labelled extends Source {
   keys: Array<string | undefined>;
 }
 
-function recordKey(subject: string, key: string): string {
-  return `${subject}#${key}`;
-}
-
 /** What a check asks (see the module comment). */
 export interface InhibitionQuestion {
   /** Also count a resolved source whose span (since → resolved) covers the event's time. */
@@ -177,7 +173,7 @@ export class Inhibition {
         const list = byKey.get(key);
         if (list) list.push(source);
         else byKey.set(key, [source]);
-        this.#bySubject[index]!.set(recordKey(record.subject, record.key), record);
+        this.#bySubject[index]!.set(incidentField(record.subject, record.key), record);
       });
     }
   }
@@ -239,6 +235,6 @@ export class Inhibition {
 
   /** The recorded incident of `subject` and `key` that `rule`'s source matchers match, if any. */
   recorded(rule: InhibitRule, subject: string, key: string): IncidentRecord | undefined {
-    return this.#bySubject[this.rules.indexOf(rule)]?.get(recordKey(subject, key));
+    return this.#bySubject[this.rules.indexOf(rule)]?.get(incidentField(subject, key));
   }
 }
