@@ -220,6 +220,7 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
  * {p}:notify:subject:<subject>    set     group keys holding an open incident of that subject
  * {p}:silences                    hash    silence id → Silence JSON
  * {p}:notify:firing               hash    <subject>#<incident key> → the incident, firing or just resolved
+ * {p}:notify:firing:rev           string  a new token at every change of the hash above
  * {p}:notify:muted                hash    event id → why it was kept out of notifications
  * {p}:notify:muted:order          zset    the same event ids by when (caps the hash)
  * ```
@@ -235,6 +236,8 @@ export interface NotifyKeys {
   readonly silences: string;
   /** Incidents as the notification step saw them fire and resolve: inhibition's sources. */
   readonly firing: string;
+  /** Replaced at every change of `firing`: a reader that saw it unchanged need not read `firing`. */
+  readonly firingRevision: string;
   /** Why each muted event was kept out of notifications, and its capping order. */
   readonly muted: string;
   readonly mutedOrder: string;
@@ -249,6 +252,7 @@ export function notifyKeys(prefix: string = DEFAULT_PREFIX): NotifyKeys {
     wake: `${tag}:notify:wake`,
     silences: `${tag}:silences`,
     firing: `${tag}:notify:firing`,
+    firingRevision: `${tag}:notify:firing:rev`,
     muted: `${tag}:notify:muted`,
     mutedOrder: `${tag}:notify:muted:order`,
     group: (groupKey) =>

@@ -1,21 +1,21 @@
-import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RedisClient } from '../../lib/redis-connection.js';
+import { uniqueToken } from '../../lib/unique-token.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
 import { type GroupRecord, incidentSubjects } from './group-record.js';
 
 /**
  * Aggregation groups in Redis, shared by every replica: `{p}:notify:group:<groupKey>` is a hash of
- * `v` (a random version token) and `s` (the `GroupRecord` JSON). Every change is a read-modify-
+ * `v` (a version token, unique across replicas: lib/unique-token.ts) and `s` (the `GroupRecord` JSON). Every change is a read-modify-
  * write that commits only if the version is still the one read (a Lua compare-and-set), retried
  * with jittered back-off up to `maxAttempts` times; the same script keeps the wake set
  * (`{p}:notify:wake`, score = `record.wakeAt`) and the subject sets (`{p}:notify:subject:<s>`, the
  * groups holding an open incident of `s`) in step with the record, so a group is never stored
  * without its wake time. All keys share the `{p}` hash tag: one slot on Redis Cluster.
  *
- * Versions are random tokens, not counters: a group deleted and created again never matches a
- * version read from its previous life.
+ * Versions are tokens never used before, not counters: a group deleted and created again never
+ * matches a version read from its previous life.
  *
  * Within one process, changes to the same group are queued and committed together (group commit):
  * a burst of 40 events into one group costs a few writes, not 40 contended ones. Across replicas
@@ -141,10 +141,6 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 interface Stored {
   version: string;
   json: string | undefined;
-}
-
-function newVersion(): string {
-  return randomBytes(8).toString('hex');
 }
 
 export class GroupStore {
@@ -317,7 +313,7 @@ export class GroupStore {
       ...removes.map((subject) => this.keys.subject(subject)),
     ];
     const written: Stored = after
-      ? { version: newVersion(), json: JSON.stringify(after) }
+      ? { version: uniqueToken(), json: JSON.stringify(after) }
       : { version: '', json: undefined };
     const args = after
       ? [

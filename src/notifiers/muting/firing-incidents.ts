@@ -3,6 +3,8 @@ import { catalogueEntry, EVENT, type IncidentKey, isFleetEventType } from '../..
 import type { FleetEvent, Severity } from '../../events/types.js';
 import { hashPages } from '../../lib/hash-scan.js';
 import type { RedisClient } from '../../lib/redis-connection.js';
+import { uniqueToken } from '../../lib/unique-token.js';
+import { incidentField } from '../../store/incidents.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
 import { incidentOf, isSeverity, severityOf } from '../routing/labels.js';
@@ -11,13 +13,14 @@ import { decodeStored } from './stored-json.js';
 /**
  * The incidents of the whole installation as the notification step saw them fire and resolve:
  * the sources of the inhibition rules, shared by every replica through one Redis hash
- * (`{p}:notify:firing`, field `<subject>#<incident key>`). The dispatcher records every event that
- * fires or resolves an incident, or removes an entity, before routing it (so an unrouted incident
- * still inhibits). Events may reach the dispatcher out of order (retries, replicas): a record is
- * only replaced by one of a later event time, so a late firing event cannot reopen an incident
- * that resolved after it. A resolved incident stays as a tombstone (`firing: false`, with when it
- * resolved) for `keepResolvedMs`, which tells what a target of its time was caused by and keeps
- * the order; then it is pruned. Size: one field per incident of the fleet, so bounded by the
+ * (`{p}:notify:firing`, field `<subject>#<incident key>`), with a revision every change replaces
+ * (`{p}:notify:firing:rev`), so a reader knows when nothing changed. The dispatcher records every
+ * event that fires or resolves an incident, or removes an entity, before routing it (so an
+ * unrouted incident still inhibits). Events may reach the dispatcher out of order (retries,
+ * replicas): a record is only replaced by one of a later event time, so a late firing event cannot
+ * reopen an incident that resolved after it. A resolved incident stays as a tombstone
+ * (`firing: false`, with when it resolved) for `keepResolvedMs`, which tells what a target of its
+ * time was caused by and keeps the order; then it is pruned. Size: one field per incident of the fleet, so bounded by the
  * fleet's size times the incident keys.
  */
 
@@ -35,7 +38,10 @@ export interface IncidentRecord {
   readonly at: number;
 }
 
-/** Keeps the newer of the stored record and this one (by event time). */
+/**
+ * Keeps the newer of the stored record and this one (by event time). Every script that changes the
+ * hash (KEYS[1]) sets its revision (KEYS[2]) to a new token, so a reader knows when nothing changed.
+ */
 const SET_LUA = `
 local current = redis.call('HGET', KEYS[1], ARGV[1])
 if current then
@@ -45,13 +51,17 @@ if current then
   end
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('SET', KEYS[2], ARGV[4])
 return 1
 `;
 
-/** Closes the listed incidents that fire and are older than ARGV[1] (a removed entity never resolves). */
+/**
+ * Closes the listed incidents (ARGV[3..]) that fire and are older than ARGV[1] (a removed entity
+ * never resolves); ARGV[2] is the new revision.
+ */
 const CLOSE_LUA = `
 local closed = 0
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local current = redis.call('HGET', KEYS[1], ARGV[i])
   if current then
     local ok, old = pcall(cjson.decode, current)
@@ -63,24 +73,29 @@ for i = 2, #ARGV do
     end
   end
 end
+if closed > 0 then redis.call('SET', KEYS[2], ARGV[2]) end
 return closed
 `;
 
-/** Deletes fields still holding the value read (ARGV pairs: field, value). */
+/** Deletes fields still holding the value read (ARGV[2..] pairs: field, value); ARGV[1] the new revision. */
 const PRUNE_LUA = `
 local pruned = 0
-for i = 1, #ARGV, 2 do
+for i = 2, #ARGV, 2 do
   if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
     redis.call('HDEL', KEYS[1], ARGV[i])
     pruned = pruned + 1
   end
 end
+if pruned > 0 then redis.call('SET', KEYS[2], ARGV[1]) end
 return pruned
 `;
 
-const SET: LuaScript = { name: 'fleetwatchFiringSet', lua: SET_LUA, numberOfKeys: 1 };
-const CLOSE: LuaScript = { name: 'fleetwatchFiringClose', lua: CLOSE_LUA, numberOfKeys: 1 };
-const PRUNE: LuaScript = { name: 'fleetwatchFiringPrune', lua: PRUNE_LUA, numberOfKeys: 1 };
+const SET: LuaScript = { name: 'fleetwatchFiringSet', lua: SET_LUA, numberOfKeys: 2 };
+const CLOSE: LuaScript = { name: 'fleetwatchFiringClose', lua: CLOSE_LUA, numberOfKeys: 2 };
+const PRUNE: LuaScript = { name: 'fleetwatchFiringPrune', lua: PRUNE_LUA, numberOfKeys: 2 };
+
+/** The longest a reading is handed out again without reading the hash in full (see `list`). */
+export const FULL_READ_MS = 60_000;
 
 const REMOVED = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
 
@@ -92,10 +107,6 @@ const INCIDENT_KEYS: readonly IncidentKey[] = [
     }),
   ),
 ];
-
-export function incidentField(subject: string, key: string): string {
-  return `${subject}#${key}`;
-}
 
 function timeOf(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;
@@ -149,10 +160,20 @@ export class FiringIncidents {
    * 17 ms at a time). Holds what the hash held at the last read, so it is bounded as the hash is.
    */
   #decoded = new Map<string, { json: string; record: IncidentRecord | undefined }>();
+  /** The hash and its revision, as every script that changes the hash takes them. */
+  readonly #keys: readonly [string, string];
+  /**
+   * The last reading: the revision read before it, its records, when the first resolved one it
+   * holds ages out (epoch ms), and when it was made.
+   */
+  #reading:
+    | { revision: string | null; records: readonly IncidentRecord[]; expires: number; at: number }
+    | undefined;
 
   constructor(options: FiringIncidentsOptions) {
     this.#redis = options.redis;
     this.keys = notifyKeys(options.prefix);
+    this.#keys = [this.keys.firing, this.keys.firingRevision];
     this.#keepResolvedMs = options.keepResolvedMs ?? 3_600_000;
   }
 
@@ -162,7 +183,7 @@ export class FiringIncidents {
     if (time === undefined) return;
     if (REMOVED.has(event.type)) {
       const fields = INCIDENT_KEYS.map((key) => incidentField(event.subject, key));
-      await runScript(this.#redis, CLOSE, [this.keys.firing], [time, ...fields]);
+      await runScript(this.#redis, CLOSE, this.#keys, [time, uniqueToken(), ...fields]);
       return;
     }
     const incident = incidentOf(event.type);
@@ -176,21 +197,34 @@ export class FiringIncidents {
       sev: fires ? severityOf(event) : isFleetEventType(type) ? catalogueEntry(type).severity : 'info',
       since: timeOf(event.data.since) ?? time,
     };
-    await runScript(
-      this.#redis,
-      SET,
-      [this.keys.firing],
-      [incidentField(event.subject, incident.key), time, JSON.stringify(stored)],
-    );
+    await runScript(this.#redis, SET, this.#keys, [
+      incidentField(event.subject, incident.key),
+      time,
+      JSON.stringify(stored),
+      uniqueToken(),
+    ]);
   }
 
   /**
    * Every incident recorded (firing, or resolved less than `keepResolvedMs` ago); prunes older ones.
-   * Read a page of fields per round trip (`hashPages`): one `HGETALL` of a large fleet's record
-   * held Redis for up to 10 ms. A record written during the scan may be missed, and is then seen at
-   * the next read, as one written just after a whole read would be.
+   *
+   * Unchanged since the last reading (the revision is the same, and no resolved record it holds
+   * has aged out since), the last reading's array is handed out again, the same object: one `GET`
+   * instead of reading thousands of records every second or two while events flow (the muting's
+   * cache, mutes.ts), and the muting keeps its labelling as it is. A full read is made at least
+   * every `FULL_READ_MS` all the same, in case something changed the hash without a revision (a
+   * replica of an older version during an upgrade).
+   *
+   * A full read takes a page of fields per round trip (`hashPages`): one `HGETALL` of a large
+   * fleet's record held Redis for up to 10 ms. A record written during the scan may be missed, and
+   * is then seen at the next read, as one written just after a whole read would be: the revision
+   * is read before the scan, so such a write has moved it.
    */
   async list(now: number): Promise<readonly IncidentRecord[]> {
+    const revision = await this.#redis.get(this.keys.firingRevision);
+    const last = this.#reading;
+    if (last && last.revision === revision && now < last.expires && Math.abs(now - last.at) < FULL_READ_MS)
+      return last.records;
     const raw = new Map<string, string>();
     for await (const page of hashPages(this.#redis, this.keys.firing)) {
       for (const [field, json] of page) raw.set(field, json);
@@ -199,15 +233,20 @@ export class FiringIncidents {
     const prune: string[] = [];
     const known = this.#decoded;
     const decoded = new Map<string, { json: string; record: IncidentRecord | undefined }>();
+    let expires = Number.POSITIVE_INFINITY;
     for (const [field, json] of raw) {
       const last = known.get(field);
       const record = last !== undefined && last.json === json ? last.record : decode(field, json);
       decoded.set(field, { json, record });
-      if (record && (record.firing || now - record.at <= this.#keepResolvedMs)) out.push(record);
-      else prune.push(field, json);
+      if (record && (record.firing || now - record.at <= this.#keepResolvedMs)) {
+        out.push(record);
+        if (!record.firing) expires = Math.min(expires, record.at + this.#keepResolvedMs + 1);
+      } else prune.push(field, json);
     }
     this.#decoded = decoded;
-    if (prune.length > 0) await runScript(this.#redis, PRUNE, [this.keys.firing], prune);
+    // Pruning moves the revision: the next reading reads in full, and sees what it left.
+    if (prune.length > 0) await runScript(this.#redis, PRUNE, this.#keys, [uniqueToken(), ...prune]);
+    this.#reading = { revision, records: out, expires, at: now };
     return out;
   }
 }

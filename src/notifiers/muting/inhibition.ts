@@ -1,11 +1,12 @@
 import { CATALOGUE } from '../../events/catalogue.js';
 import { incidentSource } from '../../events/detectors/incident-status.js';
 import type { FleetEvent } from '../../events/types.js';
+import { incidentField } from '../../store/incidents.js';
 import type { TagsFor } from '../routing/entity-tags.js';
 import { incidentLabels, incidentOf, type Labels, labelsFor } from '../routing/labels.js';
 import { compileGlob, compileMatcher, type Matcher } from '../routing/matcher.js';
 import type { InhibitRuleConfig } from './config.js';
-import { type IncidentRecord, incidentField } from './firing-incidents.js';
+import type { IncidentRecord } from './firing-incidents.js';
 import type { Muted } from './muted.js';
 
 /**
@@ -147,6 +148,7 @@ export class Inhibition {
   readonly #byEqual: Map<string, Source[]>[];
   /** Per rule: its source incidents by subject and incident key (`recorded`). */
   readonly #bySubject: Map<string, IncidentRecord>[];
+  readonly #incidents: readonly IncidentRecord[];
 
   /**
    * `previous`: the reading before, with the same rules and tags, whose labelling is reused for the
@@ -160,6 +162,7 @@ export class Inhibition {
   ) {
     this.rules = rules;
     this.#tagsFor = tagsFor;
+    this.#incidents = incidents;
     const known =
       previous && previous.rules === rules && previous.#tagsFor === tagsFor ? previous.#labelled : undefined;
     this.#byEqual = rules.map(() => new Map());
@@ -176,6 +179,14 @@ export class Inhibition {
         this.#bySubject[index]!.set(incidentField(record.subject, record.key), record);
       });
     }
+  }
+
+  /**
+   * Whether this reading was built from exactly these: then it is the reading of them, as it is
+   * (`FiringIncidents.list` hands out the same array while nothing changed).
+   */
+  builtFrom(rules: readonly InhibitRule[], tagsFor: TagsFor, incidents: readonly IncidentRecord[]): boolean {
+    return this.rules === rules && this.#tagsFor === tagsFor && this.#incidents === incidents;
   }
 
   #label(record: IncidentRecord): Labelled {

@@ -359,10 +359,15 @@ export class Mutes {
       this.#silences?.list({ now }) ?? [],
       this.#inhibition?.incidents.list(now) ?? [],
     ]);
-    // Labelled from the last reading's incidents where they are the same records.
-    const inhibition = this.#inhibition
-      ? new Inhibition(this.#inhibition.rules, this.#tagsFor, incidents, this.#cached?.inhibition)
-      : undefined;
+    // The last reading again when the incidents did not change (the same array); else labelled
+    // from the last reading's incidents where they are the same records.
+    const previous = this.#cached?.inhibition;
+    const options = this.#inhibition;
+    const inhibition = !options
+      ? undefined
+      : previous?.builtFrom(options.rules, this.#tagsFor, incidents)
+        ? previous
+        : new Inhibition(options.rules, this.#tagsFor, incidents, previous);
     return { at: now, silences, inhibition };
   }
 }

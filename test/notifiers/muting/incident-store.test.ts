@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FiringIncidents } from '../../../src/notifiers/muting/firing-incidents.js';
+import { FiringIncidents, FULL_READ_MS } from '../../../src/notifiers/muting/firing-incidents.js';
 import { MuteMarks } from '../../../src/notifiers/muting/mute-marks.js';
 import { connect, deletePrefixKeys } from '../../support/redis.js';
 import { fleetEvent, MINUTE, SECOND, T0 } from '../routing/helpers.js';
@@ -76,10 +76,52 @@ describe('the incidents inhibition reads (Redis)', () => {
     expect(second.get('robot/r-1')).toBe(first.get('robot/r-1'));
     expect(second.get('robot/r-2')).not.toBe(first.get('robot/r-2'));
     expect(second.get('robot/r-2')).toMatchObject({ firing: false, at: T0 + MINUTE });
-    // A field no longer readable is pruned, though its earlier record was kept.
+    // A field no longer readable is pruned, though its earlier record was kept (written behind the
+    // revision's back, it is seen at the next full read).
     await redis.hset(incidents.keys.firing, 'robot/r-1#health', '{"t":');
-    expect([...(await bySubject(T0 + MINUTE)).keys()]).toEqual(['robot/r-2']);
+    expect([...(await bySubject(T0 + MINUTE + FULL_READ_MS)).keys()]).toEqual(['robot/r-2']);
     expect(await redis.hexists(incidents.keys.firing, 'robot/r-1#health')).toBe(0);
+  });
+
+  it('reads the hash again only when its revision moved, a resolved record aged out, or a minute passed', async () => {
+    const incidents = new FiringIncidents({
+      redis,
+      prefix: `${prefix}-revision`,
+      keepResolvedMs: 10 * MINUTE,
+    });
+    const other = new FiringIncidents({ redis, prefix: `${prefix}-revision` });
+    await incidents.record(fleetEvent('robot.health.down', 'robot/r-1', { time: T0 }));
+    const first = await incidents.list(T0);
+    // Nothing changed: the same reading, not a new one.
+    expect(await incidents.list(T0 + SECOND)).toBe(first);
+    // Another replica's change moves the revision.
+    await other.record(fleetEvent('robot.health.down', 'robot/r-2', { time: T0 + SECOND }));
+    const second = await incidents.list(T0 + 2 * SECOND);
+    expect(second).not.toBe(first);
+    expect(second.map((record) => record.subject).sort()).toEqual(['robot/r-1', 'robot/r-2']);
+    // An event of no incident changes nothing.
+    await other.record(fleetEvent('robot.state.changed', 'robot/r-1', { time: T0 + 2 * SECOND }));
+    expect(await incidents.list(T0 + 3 * SECOND)).toBe(second);
+    // A removal closes (and so changes) records.
+    await other.record(fleetEvent('robot.removed', 'robot/r-2', { time: T0 + 3 * SECOND }));
+    const third = await incidents.list(T0 + 4 * SECOND);
+    expect(third.find((record) => record.subject === 'robot/r-2')?.firing).toBe(false);
+    expect(await incidents.list(T0 + 5 * SECOND)).toBe(third);
+    // The resolved record ages out with no change to the hash: read again, and pruned.
+    const aged = await incidents.list(T0 + 3 * SECOND + 10 * MINUTE + 1);
+    expect(aged.map((record) => record.subject)).toEqual(['robot/r-1']);
+    expect(await redis.hexists(incidents.keys.firing, 'robot/r-2#health')).toBe(0);
+    // Written behind the revision's back (not by these scripts): seen within a minute.
+    const now = T0 + 11 * MINUTE;
+    const settled = await incidents.list(now);
+    await redis.hset(
+      incidents.keys.firing,
+      'robot/r-9#health',
+      JSON.stringify({ t: now, f: 1, type: 'robot.health.down', sev: 'critical', since: now }),
+    );
+    expect(await incidents.list(now + SECOND)).toBe(settled);
+    const late = await incidents.list(now + FULL_READ_MS);
+    expect(late.map((record) => record.subject).sort()).toEqual(['robot/r-1', 'robot/r-9']);
   });
 
   it('closes every incident of a removed entity, and prunes resolved ones after keepResolvedMs', async () => {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { IncidentRecord } from '../../../src/notifiers/muting/firing-incidents.js';
+import { compileInhibitRules } from '../../../src/notifiers/muting/inhibition.js';
 import { Mutes, type SilenceSource } from '../../../src/notifiers/muting/mutes.js';
 import type { Silence } from '../../../src/notifiers/muting/silences.js';
+import { fleetEvent, T0 } from '../routing/helpers.js';
 
 /** A silence source whose reads are counted and answered when the test says. */
 function heldSource(): SilenceSource & { reads: number; answer(): void } {
@@ -59,5 +62,53 @@ describe('Mutes reading silences and incidents', () => {
     source.answer();
     await late;
     expect(answered).toBe(true);
+  });
+
+  it('keeps the inhibition it built while the incidents read are the same array', async () => {
+    const rules = compileInhibitRules([
+      {
+        name: 'gw',
+        source_matchers: { type: 'vehicle.vpn.disconnected' },
+        target_matchers: { type: 'vehicle.unreachable' },
+        equal: [],
+      },
+    ]);
+    const gateway: IncidentRecord = {
+      subject: 'vehicle/gw',
+      key: 'vpn',
+      type: 'vehicle.vpn.disconnected',
+      severity: 'critical',
+      firing: true,
+      since: T0,
+      at: T0,
+    };
+    // Counts the walks over the incidents read: building a reading walks them once.
+    let walks = 0;
+    const counted = (records: IncidentRecord[]): readonly IncidentRecord[] => {
+      const walk = records[Symbol.iterator].bind(records);
+      Object.defineProperty(records, Symbol.iterator, {
+        value: () => {
+          walks += 1;
+          return walk();
+        },
+      });
+      return records;
+    };
+    let incidents = counted([gateway]);
+    const mutes = new Mutes({
+      tagsFor: () => ({}),
+      inhibition: { rules, incidents: { list: async () => incidents }, maxWaitMs: 0 },
+      cacheMs: 1_000,
+    });
+    const unreachable = fleetEvent('vehicle.unreachable', 'vehicle/v-1', { time: T0 });
+    expect((await mutes.at(T0))(unreachable)?.by).toBe('gw');
+    expect(walks).toBe(1);
+    // Read again (the cache ran out) and the same array: the reading is kept, not built again.
+    expect((await mutes.at(T0 + 5_000))(unreachable)?.by).toBe('gw');
+    expect(walks).toBe(1);
+    // A new array (something changed): a new reading.
+    incidents = counted([{ ...gateway, firing: false, at: T0 + 6_000 }]);
+    expect((await mutes.at(T0 + 10_000))(unreachable)).toBeUndefined();
+    expect(walks).toBe(2);
   });
 });
