@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { FleetReadModel, type FleetStore } from '../../src/fleet/index.js';
+import type { SnapshotRecord, SnapshotRef } from '../../src/store/snapshot-store.js';
+
+/** The gauges' reading keeps the views it decoded between readings, and only those of the fleet now. */
+
+const LINK = { v: 1, vpn: { alerting: false, streak: 0, streakSince: null, incidentSince: null }, ip: null };
+
+/** Vehicles `listed` (`list` changes them), every vehicle snapshot at version 1; counts the snapshots read in full. */
+function fleet(listed: string[]) {
+  const store = {
+    listed,
+    listVersion: 1,
+    list(ids: string[]) {
+      store.listed = ids;
+      store.listVersion += 1;
+    },
+    fullReads: [] as string[],
+    async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+      return refs.map((ref): SnapshotRecord => {
+        if (ref.kind === 'fleet')
+          return {
+            version: 1,
+            state: { v: 1, known: ref.id === 'vehicle' ? store.listed : [], missing: [] },
+          };
+        store.fullReads.push(`${ref.id}/${ref.facet}`);
+        return { version: 1, state: ref.facet === 'link' ? LINK : undefined };
+      });
+    },
+    async readStamps(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
+      return refs.map((ref) => ({ version: ref.kind === 'fleet' ? store.listVersion : 1, state: undefined }));
+    },
+  };
+  return store satisfies FleetStore;
+}
+
+describe('the fleet reading for the gauges', () => {
+  it('decodes an unchanged entity once, and forgets one that left the fleet', async () => {
+    const store = fleet(['V-1', 'V-2', 'V-3']);
+    const model = new FleetReadModel(store, { reuse: true, batchSize: 2 });
+    expect((await model.readFleet()).vehicles.map((vehicle) => vehicle.id)).toEqual(['V-1', 'V-2', 'V-3']);
+    const first = store.fullReads.length;
+    expect(first).toBeGreaterThan(0);
+    // Nothing changed: nothing read in full.
+    await model.readFleet();
+    expect(store.fullReads).toHaveLength(first);
+    // V-2 leaves: it is gone from the reading, and from what the model keeps…
+    store.list(['V-1', 'V-3']);
+    expect((await model.readFleet()).vehicles.map((vehicle) => vehicle.id)).toEqual(['V-1', 'V-3']);
+    expect(store.fullReads).toHaveLength(first);
+    // …so when it comes back, it is decoded again (its snapshots are the same versions as before).
+    store.list(['V-1', 'V-2', 'V-3']);
+    await model.readFleet();
+    const again = store.fullReads.slice(first);
+    expect(again.length).toBeGreaterThan(0);
+    expect(again.every((read) => read.startsWith('V-2/'))).toBe(true);
+  });
+});
