@@ -7,12 +7,12 @@ import { type GroupRecord, incidentSubjects } from './group-record.js';
 
 /**
  * Aggregation groups in Redis, shared by every replica: `{p}:notify:group:<groupKey>` is a hash of
- * `v` (a version token, unique across replicas: lib/unique-token.ts) and `s` (the `GroupRecord` JSON). Every change is a read-modify-
- * write that commits only if the version is still the one read (a Lua compare-and-set), retried
- * with jittered back-off up to `maxAttempts` times; the same script keeps the wake set
- * (`{p}:notify:wake`, score = `record.wakeAt`) and the subject sets (`{p}:notify:subject:<s>`, the
- * groups holding an open incident of `s`) in step with the record, so a group is never stored
- * without its wake time. All keys share the `{p}` hash tag: one slot on Redis Cluster.
+ * `v` (a version token, unique across replicas: lib/unique-token.ts) and `s` (the `GroupRecord`
+ * JSON). Every change is a read-modify-write that commits only if the version is still the one
+ * read (a Lua compare-and-set), retried with jittered back-off up to `maxAttempts` times; the same
+ * script keeps the wake set (`{p}:notify:wake`, score = `record.wakeAt`) and the subject sets
+ * (`{p}:notify:subject:<s>`, the groups holding an open incident of `s`) in step with the record,
+ * so a group is never stored without its wake time. All keys share the `{p}` hash tag: one slot on Redis Cluster.
  *
  * Versions are tokens never used before, not counters: a group deleted and created again never
  * matches a version read from its previous life.

@@ -20,8 +20,8 @@ import { decodeStored } from './stored-json.js';
  * replicas): a record is only replaced by one of a later event time, so a late firing event cannot
  * reopen an incident that resolved after it. A resolved incident stays as a tombstone
  * (`firing: false`, with when it resolved) for `keepResolvedMs`, which tells what a target of its
- * time was caused by and keeps the order; then it is pruned. Size: one field per incident of the fleet, so bounded by the
- * fleet's size times the incident keys.
+ * time was caused by and keeps the order; then it is pruned. Size: one field per incident of the
+ * fleet, so bounded by the fleet's size times the incident keys.
  */
 
 /** Read-only: `list` hands out the same record again while its stored JSON is unchanged. */
