@@ -6,6 +6,7 @@ import type { IdleResult } from './idle.js';
 import type { SizeResult } from './measure.js';
 import type { BenchMode } from './options.js';
 import { SOAK_LIMITS, type SoakResult } from './soak.js';
+import type { StormResult, StormRun } from './storm.js';
 
 /** BENCHMARKS.md (the generated block) and the JSON beside it. */
 
@@ -619,15 +620,32 @@ export function renderConsoleBlock(result: ConsoleResult, machine: Machine): str
   ].join('\n');
 }
 
+/**
+ * Replaces the block between `start` and `end` in BENCHMARKS.md, or adds it under `## heading`:
+ * before the first of the sections `before` names that is there, else at the end.
+ */
+function mergeBlock(
+  existing: string | undefined,
+  [start, end]: readonly [string, string],
+  heading: string,
+  block: string,
+  before: readonly string[] = [],
+): string {
+  const text = existing ?? TEMPLATE_HEAD;
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from >= 0 && to > from) return `${text.slice(0, from)}${block}${text.slice(to + end.length)}`;
+  const section = `## ${heading}\n\n${block}\n`;
+  for (const name of before) {
+    const at = text.indexOf(`## ${name}`);
+    if (at >= 0) return `${text.slice(0, at)}${section}\n${text.slice(at)}`;
+  }
+  return `${text.trimEnd()}\n\n${section}`;
+}
+
 /** Replaces the console block of BENCHMARKS.md, or adds it at the end. */
 export function mergeConsoleReport(existing: string | undefined, block: string): string {
-  const text = existing ?? TEMPLATE_HEAD;
-  const start = text.indexOf(CONSOLE_BLOCK_START);
-  const end = text.indexOf(CONSOLE_BLOCK_END);
-  if (start >= 0 && end > start) {
-    return `${text.slice(0, start)}${block}${text.slice(end + CONSOLE_BLOCK_END.length)}`;
-  }
-  return `${text.trimEnd()}\n\n## Console\n\n${block}\n`;
+  return mergeBlock(existing, [CONSOLE_BLOCK_START, CONSOLE_BLOCK_END], 'Console', block);
 }
 
 export const SOAK_BLOCK_START = '<!-- bench:soak:start -->';
@@ -654,14 +672,36 @@ export function renderSoakBlock(result: SoakResult, machine: Machine): string {
 
 /** Replaces the soak block of BENCHMARKS.md, or adds it (under its own heading) before the console's. */
 export function mergeSoakReport(existing: string | undefined, block: string): string {
-  const text = existing ?? TEMPLATE_HEAD;
-  const start = text.indexOf(SOAK_BLOCK_START);
-  const end = text.indexOf(SOAK_BLOCK_END);
-  if (start >= 0 && end > start) {
-    return `${text.slice(0, start)}${block}${text.slice(end + SOAK_BLOCK_END.length)}`;
+  return mergeBlock(existing, [SOAK_BLOCK_START, SOAK_BLOCK_END], 'Soak', block, ['Console']);
+}
+
+export const STORM_BLOCK_START = '<!-- bench:storm:start -->';
+export const STORM_BLOCK_END = '<!-- bench:storm:end -->';
+
+/** The storm's block (`npm run bench -- storm`): one group growing to N incidents, beside one group each. */
+export function renderStormBlock(result: StormResult, machine: Machine): string {
+  const perEvent = (run: StormRun): string => `${((run.cpuMs * 1000) / (2 * run.events)).toFixed(0)} µs`;
+  const rows: string[] = [];
+  for (const events of new Set(result.runs.map((run) => run.events))) {
+    const one = result.runs.find((run) => run.events === events && run.groupBy === 'type');
+    const each = result.runs.find((run) => run.events === events && run.groupBy === '...');
+    if (!one || !each) continue;
+    rows.push(
+      `| ${count(events)} | ${perEvent(one)} | ${ms(one.wallMs)} | ${ms(one.redisCpuMs)} | ${mb(one.bytesWritten)} | ${one.notifications} (${count(one.carried)} events) | ${perEvent(each)} | ${mb(each.bytesWritten)} | ${times(one.cpuMs / each.cpuMs)} |`,
+    );
   }
-  const console = text.indexOf('## Console');
-  const section = `## Soak\n\n${block}\n`;
-  if (console >= 0) return `${text.slice(0, console)}${section}\n${text.slice(console)}`;
-  return `${text.trimEnd()}\n\n${section}`;
+  return [
+    STORM_BLOCK_START,
+    `Measured ${machine.date.slice(0, 10)} at commit \`${machine.commit}\` on ${machine.cores} × ${machine.cpu}, Node ${machine.node}, Redis ${machine.redis}. N robots go down (\`robot.health.down\`, 16 at a time as the events worker hands them over) into a route grouping by \`type\`, the group is flushed, they come back up and it is flushed again; the reference is the same events with \`group_by: ['...']\` (one group per robot). CPU per event counts both waves and both flushes.`,
+    '',
+    '| robots | one group: CPU per event | wall | Redis CPU | written to Redis | notifications | one group each: CPU per event | written to Redis | one group ÷ one each (CPU) |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    STORM_BLOCK_END,
+  ].join('\n');
+}
+
+/** Replaces the storm block of BENCHMARKS.md, or adds it before the soak's (or the console's). */
+export function mergeStormReport(existing: string | undefined, block: string): string {
+  return mergeBlock(existing, [STORM_BLOCK_START, STORM_BLOCK_END], 'Storm', block, ['Soak', 'Console']);
 }

@@ -15,18 +15,22 @@ import {
   mergeReport,
   mergeResults,
   mergeSoakReport,
+  mergeStormReport,
   renderBlock,
   renderConsoleBlock,
   renderSoakBlock,
+  renderStormBlock,
   type StoredIdle,
   type StoredResult,
 } from './report.js';
 import { runSoak, SOAK_DEFAULT, soakDuration } from './soak.js';
+import { measureStorm } from './storm.js';
 
 /**
  * `npm run bench`: every size in turn (references first, then fleetwatch), then BENCHMARKS.md and
  * BENCHMARKS.json. `npm run bench -- console`: the web console's fleet page with 40,000 entities
- * instead (its own block of BENCHMARKS.md and `console` in the JSON). `--mode quiet,contended`
+ * instead (its own block of BENCHMARKS.md and `console` in the JSON); `npm run bench -- storm`, the
+ * notification step in a storm (bench/storm.ts; its own block, `storm`). `--mode quiet,contended`
  * measures each size twice, the second time beside a CPU hog (bench/hog.ts). After the sizes the idle
  * measurement runs (bench/idle.ts; `--idle` runs it alone). A partial run keeps the other rows of
  * the block. `--soak 30m` runs one size for that long instead (its own block). Progress goes to
@@ -36,7 +40,11 @@ import { runSoak, SOAK_DEFAULT, soakDuration } from './soak.js';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const program = new Command('npm run bench --')
   .description('measure fleetwatch against the simulator, a bare undici loop and blackbox_exporter')
-  .argument('[section]', 'polling (the default) or console (the fleet page in headless Chromium)', 'polling')
+  .argument(
+    '[section]',
+    'polling (the default), console (the fleet page in headless Chromium) or storm (thousands of robots down at once into one notification group)',
+    'polling',
+  )
   .addOption(
     new Option('--sizes <list>', `sizes to run, comma-separated (${Object.keys(SIZES).join(', ')})`)
       .argParser(sizeList)
@@ -116,8 +124,8 @@ const options = program.opts<{
 }>();
 const modes: BenchMode[] = options.contended ? ['contended'] : options.mode;
 const section = program.args[0] ?? 'polling';
-if (section !== 'polling' && section !== 'console') {
-  program.error(`unknown section ${JSON.stringify(section)}; choose polling or console`);
+if (section !== 'polling' && section !== 'console' && section !== 'storm') {
+  program.error(`unknown section ${JSON.stringify(section)}; choose polling, console or storm`);
 }
 const started = Date.now();
 const markdownFile = join(options.out, 'BENCHMARKS.md');
@@ -160,6 +168,20 @@ const progress =
     const seconds = ((Date.now() - started) / 1000).toFixed(0).padStart(4);
     process.stderr.write(`${seconds}s [${tag}] ${message}\n`);
   };
+
+if (section === 'storm') {
+  await runGuarded(async () => {
+    const result = await measureStorm(progress('storm'));
+    const machine = describeMachine(root);
+    const existing = existsSync(markdownFile) ? readFileSync(markdownFile, 'utf8') : undefined;
+    writeFileSync(markdownFile, mergeStormReport(existing, renderStormBlock(result, machine)));
+    writeJson({ storm: { machine, result } });
+    process.stderr.write(
+      `wrote ${markdownFile} and BENCHMARKS.json in ${Math.round((Date.now() - started) / 1000)} s\n`,
+    );
+  });
+  process.exit(0);
+}
 
 await runGuarded(async () => {
   if (options.soak !== undefined) {

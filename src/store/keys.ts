@@ -33,6 +33,7 @@ export { assertPrefix, hashTag };
  * {p}:session:<sha256 of session id>   string  one API login session (JSON, PX = http.session_ttl)
  * {p}:sessions:<token name>            zset    that token's sessions (sha256 of the id), score = expiry
  * {p}:notify:group:<groupKey>          hash    one aggregation group (notifyKeys below)
+ * {p}:notify:group:<groupKey>:<list>   list    its pending events, closing ids, recent ids
  * {p}:notify:wake                      zset    group keys by when the flusher should look next
  * {p}:notify:subject:<subject>         set     group keys holding an open incident of that subject
  * {p}:silences                         hash    silence id → Silence JSON
@@ -215,7 +216,12 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
  * (one Cluster slot, so one Lua call may touch a group, the wake set and subject sets together):
  *
  * ```
- * {p}:notify:group:<groupKey>     hash    one aggregation group: `v` (version token), `s` (record JSON)
+ * {p}:notify:group:<groupKey>     hash    one aggregation group: `v` (version token), `h` (the record's
+ *                                         JSON without the parts below), `i:<incident>` (each open
+ *                                         incident's JSON); `s` (the whole record) in groups written before
+ * {p}:notify:group:<groupKey>:pending  list  the group's pending events' JSON, oldest first
+ * {p}:notify:group:<groupKey>:closing  list  ids of its pending resolutions of announced incidents
+ * {p}:notify:group:<groupKey>:recent   list  ids of its latest flushed events (at most 512)
  * {p}:notify:wake                 zset    group keys, score = epoch ms the flusher should look next
  * {p}:notify:subject:<subject>    set     group keys holding an open incident of that subject
  * {p}:silences                    hash    silence id → Silence JSON
@@ -230,6 +236,10 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
  */
 const SAFE_GROUP_KEY = /^[A-Za-z0-9._=,~-]+$/;
 
+function groupKeyOf(tag: string, groupKey: string): string {
+  return `${tag}:notify:group:${SAFE_GROUP_KEY.test(groupKey) ? groupKey : encodeSegment(groupKey)}`;
+}
+
 export interface NotifyKeys {
   readonly tag: string;
   readonly wake: string;
@@ -242,6 +252,8 @@ export interface NotifyKeys {
   readonly muted: string;
   readonly mutedOrder: string;
   group(groupKey: string): string;
+  /** One of the lists beside a group's hash (group-store.ts `LISTS`). */
+  groupList(groupKey: string, list: 'pending' | 'closing' | 'recent'): string;
   subject(subject: string): string;
 }
 
@@ -255,8 +267,8 @@ export function notifyKeys(prefix: string = DEFAULT_PREFIX): NotifyKeys {
     firingRevision: `${tag}:notify:firing:rev`,
     muted: `${tag}:notify:muted`,
     mutedOrder: `${tag}:notify:muted:order`,
-    group: (groupKey) =>
-      `${tag}:notify:group:${SAFE_GROUP_KEY.test(groupKey) ? groupKey : encodeSegment(groupKey)}`,
+    group: (groupKey) => groupKeyOf(tag, groupKey),
+    groupList: (groupKey, list) => `${groupKeyOf(tag, groupKey)}:${list}`,
     subject: (subject) => `${tag}:notify:subject:${encodeSegment(subject)}`,
   };
 }

@@ -78,6 +78,7 @@ export function reschedule(record: GroupRecord, now: number, policy: WakePolicy)
 /** Subjects with an open incident in the group (the group is listed in their subject sets). */
 export function incidentSubjects(record: GroupRecord | undefined): Set<string> {
   const subjects = new Set<string>();
-  for (const incident of Object.values(record?.state.incidents ?? {})) subjects.add(incident.subject);
+  const incidents = record?.state.incidents ?? {};
+  for (const id in incidents) subjects.add(incidents[id]!.subject);
   return subjects;
 }

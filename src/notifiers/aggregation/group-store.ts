@@ -1,18 +1,41 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FleetEvent } from '../../events/types.js';
 import type { RedisClient } from '../../lib/redis-connection.js';
 import { uniqueToken } from '../../lib/unique-token.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
-import { type LuaScript, runScript } from '../../store/scripts.js';
+import { defineScript, type LuaScript, runScript } from '../../store/scripts.js';
 import { type GroupRecord, incidentSubjects } from './group-record.js';
+import type { IncidentState } from './groups.js';
 
 /**
- * Aggregation groups in Redis, shared by every replica: `{p}:notify:group:<groupKey>` is a hash of
- * `v` (a version token, unique across replicas: lib/unique-token.ts) and `s` (the `GroupRecord`
- * JSON). Every change is a read-modify-write that commits only if the version is still the one
- * read (a Lua compare-and-set), retried with jittered back-off up to `maxAttempts` times; the same
- * script keeps the wake set (`{p}:notify:wake`, score = `record.wakeAt`) and the subject sets
+ * Aggregation groups in Redis, shared by every replica. A group is stored in parts, so that a
+ * change writes what it changed, not the whole group: a group of 5,000 open incidents and 5,000
+ * pending events is megabytes of JSON, and a storm into it (a site going dark) used to rewrite all
+ * of it for every event, which made the storm quadratic (4,000 events into one group: 108 s of CPU
+ * and 1 GB written to Redis).
+ *
+ * - `{p}:notify:group:<groupKey>` (hash): `v`, a version token (unique across replicas:
+ *   lib/unique-token.ts); `h`, the record's JSON without the parts below; `i:<incident id>`, each
+ *   open incident's JSON.
+ * - Three lists beside it, each appended to between flushes (`LISTS`): `…:pending`, the pending
+ *   events' JSON in arrival order; `…:closing`, the ids of pending resolutions of announced
+ *   incidents; `…:recent`, the ids of the latest flushed events (at most 512).
+ *
+ * A group written before the parts (the whole record's JSON in `s`) is read as it is and stored in
+ * parts by its next change.
+ *
+ * Every change is a read-modify-write that commits only if the version is still the one read (a
+ * Lua compare-and-set), retried with jittered back-off up to `maxAttempts` times; the same script
+ * keeps the wake set (`{p}:notify:wake`, score = `record.wakeAt`) and the subject sets
  * (`{p}:notify:subject:<s>`, the groups holding an open incident of `s`) in step with the record,
- * so a group is never stored without its wake time. All keys share the `{p}` hash tag: one slot on Redis Cluster.
+ * so a group is never stored without its wake time. All keys share the `{p}` hash tag: one slot on
+ * Redis Cluster.
+ *
+ * What a change writes is found by identity: mutators are pure (they return new objects and leave
+ * their input alone, as groups.ts does), so an incident object or a pending array prefix that is
+ * the same object as in the version read is unchanged. Every record the store hands to a mutator
+ * is deep-frozen, so a mutator that modifies its input throws instead of leaving Redis and the
+ * store's copy apart.
  *
  * Versions are tokens never used before, not counters: a group deleted and created again never
  * matches a version read from its previous life.
@@ -21,15 +44,15 @@ import { type GroupRecord, incidentSubjects } from './group-record.js';
  * a burst of 40 events into one group costs a few writes, not 40 contended ones. Across replicas
  * the compare-and-set orders them.
  *
- * Round trips: the store remembers the version and JSON it last read or wrote of each group
- * (`KNOWN_GROUPS` of them, the most recently used), and a change's first attempt starts from that
- * instead of reading again. A group is typically read or written moments before its next change
- * (the dispatcher reads its groups while it records the incident; a flush follows the dispatch that
- * scheduled it; the hand-off's second write follows the first), so most changes cost one round
- * trip, not two. A remembered version another replica has replaced fails the compare-and-set
- * like any contention, and the next attempt reads: it costs a round trip, never a lost change. An
- * attempt from memory that changes nothing is not trusted either (no compare-and-set checked it):
- * it is made again on a fresh read.
+ * Round trips and decoding: the store remembers the version and the decoded record it last read or
+ * wrote of each group (`KNOWN_GROUPS` of them, the most recently used), and a change's first
+ * attempt starts from that instead of reading again. A group is typically read or written moments
+ * before its next change (the dispatcher warms its groups while it records the incident; a flush
+ * follows the dispatch that scheduled it; the hand-off's second write follows the first), so most
+ * changes cost one round trip, not two, and no decoding. A remembered version another replica has
+ * replaced fails the compare-and-set like any contention, and the next attempt reads: it costs a
+ * round trip, never a lost change. An attempt from memory that changes nothing is not trusted
+ * either (no compare-and-set checked it): it is made again on a fresh read.
  */
 
 /** A mutator's answer: `next` undefined = no change, null = delete the group. */
@@ -48,35 +71,84 @@ export class GroupContentionError extends Error {
   }
 }
 
+/** Pending events per RPUSH in the write script. */
+const PUSH_SLICE = 1_000;
+
 /**
- * KEYS: group, wake, then `ARGV[6]` subject sets to add the group to, then subject sets to remove it
- * from. ARGV: expected version ('' = must not exist), new version ('' = delete), record JSON, wake
- * score ('' = none), group key (the wake and subject set member), number of sets to add to.
- * Returns 1 when written, 0 when the version did not match.
+ * KEYS: group, wake, the three lists (`LISTS` order), then `ARGV[6]` subject sets to add the group
+ * to, then subject sets to remove it from. ARGV: expected version ('' = must not exist), new
+ * version ('' = delete), header JSON, wake score ('' = none), group key (the wake and subject set
+ * member), number of sets to add to; then per list how it changes (`keep`, `append`, `replace`),
+ * a count N and N items; then the counts of incident fields to set S and to delete D, S pairs of
+ * field and JSON, and D fields. Returns 1 when written, 0 when the version did not match.
  */
 const WRITE_LUA = `
 local current = redis.call('HGET', KEYS[1], 'v')
 if (current or '') ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[3], KEYS[4], KEYS[5])
   redis.call('ZREM', KEYS[2], ARGV[5])
 else
-  redis.call('HSET', KEYS[1], 'v', ARGV[2], 's', ARGV[3])
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'h', ARGV[3])
+  redis.call('HDEL', KEYS[1], 's')
   if ARGV[4] == '' then
     redis.call('ZREM', KEYS[2], ARGV[5])
   else
     redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
   end
+  local at = 7
+  for list = 3, 5 do
+    local mode, count = ARGV[at], tonumber(ARGV[at + 1])
+    at = at + 2
+    if mode == 'replace' then redis.call('DEL', KEYS[list]) end
+    -- In slices: unpack is bounded by Lua's stack.
+    local done = 0
+    while done < count do
+      local n = math.min(count - done, ${PUSH_SLICE})
+      redis.call('RPUSH', KEYS[list], unpack(ARGV, at + done, at + done + n - 1))
+      done = done + n
+    end
+    at = at + count
+  end
+  local sets, deletes = tonumber(ARGV[at]), tonumber(ARGV[at + 1])
+  at = at + 2
+  for j = 0, sets - 1 do redis.call('HSET', KEYS[1], ARGV[at + 2 * j], ARGV[at + 2 * j + 1]) end
+  at = at + 2 * sets
+  for j = 0, deletes - 1 do redis.call('HDEL', KEYS[1], ARGV[at + j]) end
 end
 local adds = tonumber(ARGV[6])
-for i = 3, #KEYS do
-  if i < 3 + adds then
+for i = 6, #KEYS do
+  if i < 6 + adds then
     redis.call('SADD', KEYS[i], ARGV[5])
   else
     redis.call('SREM', KEYS[i], ARGV[5])
   end
 end
 return 1
+`;
+
+/** KEYS: group, the three lists. The group's hash (flat) and its lists, read together. */
+const READ_LUA = `
+return {
+  redis.call('HGETALL', KEYS[1]),
+  redis.call('LRANGE', KEYS[2], 0, -1),
+  redis.call('LRANGE', KEYS[3], 0, -1),
+  redis.call('LRANGE', KEYS[4], 0, -1),
+}
+`;
+
+/**
+ * KEYS: groups. ARGV: an incident field. Per group: 1 if it holds that incident open, 2 if it is
+ * stored whole (written before the parts: the caller reads it), else 0.
+ */
+const HOLDS_LUA = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('HEXISTS', key, ARGV[1]) == 1 then out[i] = 1
+  elseif redis.call('HEXISTS', key, 's') == 1 then out[i] = 2
+  else out[i] = 0 end
+end
+return out
 `;
 
 /**
@@ -117,6 +189,8 @@ return 0
 export const KNOWN_GROUPS = 10_000;
 
 const WRITE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupWrite', lua: WRITE_LUA };
+const READ_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupRead', lua: READ_LUA, numberOfKeys: 4 };
+const HOLDS_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupHolds', lua: HOLDS_LUA };
 const CLAIM_SCRIPT: LuaScript = { name: 'fleetwatchNotifyClaim', lua: CLAIM_LUA, numberOfKeys: 1 };
 const CLAIM_ONE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyClaimOne', lua: CLAIM_ONE_LUA, numberOfKeys: 1 };
 const FORGET_SCRIPT: LuaScript = { name: 'fleetwatchNotifyForget', lua: FORGET_LUA, numberOfKeys: 2 };
@@ -137,10 +211,134 @@ interface Waiter {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** A group as stored: its version ('' = absent) and record JSON. */
+/**
+ * A group as the store last read or wrote it: its version ('' = absent), its record (deep-frozen),
+ * and how Redis holds it (`parts`; `whole`: the record's JSON in `s`, written before the parts;
+ * `none`: nothing).
+ */
 interface Stored {
   version: string;
-  json: string | undefined;
+  record: GroupRecord | undefined;
+  layout: 'parts' | 'whole' | 'none';
+}
+
+const INCIDENT_FIELD = 'i:';
+
+/**
+ * The state's arrays stored as lists beside the group's hash, in the write script's order: each
+ * grows by appends between two flushes, so a change sends only what it appended.
+ */
+const LISTS = [
+  { field: 'pending', list: 'pending', json: true },
+  { field: 'closing', list: 'closing', json: false },
+  { field: 'recentIds', list: 'recent', json: false },
+] as const;
+
+type ListField = (typeof LISTS)[number]['field'];
+
+function listOf(record: GroupRecord | undefined, field: ListField): readonly unknown[] | undefined {
+  return record?.state[field];
+}
+
+/** Freezes `value` and everything in it, stopping at what is frozen already (shared with an older version). */
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) for (const item of value) deepFreeze(item);
+  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
+
+/** The record without its incidents and lists: the `h` field. */
+function headerJson(record: GroupRecord): string {
+  const {
+    pending: _pending,
+    incidents: _incidents,
+    closing: _closing,
+    recentIds: _recent,
+    ...state
+  } = record.state;
+  return JSON.stringify({ ...record, state });
+}
+
+/**
+ * What to write of one list: only the new items when the stored list is a prefix of the next one
+ * (the same objects), else all of them; nothing when it is the same array.
+ */
+function listChange(before: Stored, after: GroupRecord, field: ListField, json: boolean): unknown[] {
+  const next = listOf(after, field) ?? [];
+  const old = before.layout === 'parts' ? (listOf(before.record, field) ?? []) : undefined;
+  const encode = (items: readonly unknown[]) =>
+    items.map((item) => (json ? JSON.stringify(item) : String(item)));
+  if (old === next || (old && old.length === 0 && next.length === 0)) return ['keep', 0];
+  if (old && old.length <= next.length && old.every((item, index) => next[index] === item)) {
+    const added = encode(next.slice(old.length));
+    return ['append', added.length, ...added];
+  }
+  return ['replace', next.length, ...encode(next)];
+}
+
+/** Incident fields to set (changed or new objects) and to delete (closed). */
+function incidentChanges(before: Stored, after: GroupRecord): { set: string[]; deleted: string[] } {
+  const next = after.state.incidents;
+  const old = before.layout === 'parts' ? (before.record?.state.incidents ?? {}) : {};
+  const set: string[] = [];
+  const deleted: string[] = [];
+  if (old === next) return { set, deleted };
+  for (const id in next) {
+    const incident = next[id];
+    if (old[id] !== incident) set.push(INCIDENT_FIELD + id, JSON.stringify(incident));
+  }
+  for (const id in old) if (!(id in next)) deleted.push(INCIDENT_FIELD + id);
+  return { set, deleted };
+}
+
+function parse<T>(groupKey: string, json: string): T {
+  try {
+    return JSON.parse(json) as T;
+  } catch {
+    throw new Error(`group ${groupKey}: stored state is not valid JSON`);
+  }
+}
+
+/** A group from its hash (flat field/value pairs) and lists, as the read script returns them. */
+function decodeStored(
+  groupKey: string,
+  flat: readonly string[],
+  lists: ReadonlyArray<readonly string[]>,
+): Stored {
+  let version = '';
+  let whole: string | undefined;
+  let header: string | undefined;
+  const incidents: Array<[string, IncidentState]> = [];
+  for (let index = 0; index + 1 < flat.length; index += 2) {
+    const field = flat[index]!;
+    const value = flat[index + 1]!;
+    if (field === 'v') version = value;
+    else if (field === 's') whole = value;
+    else if (field === 'h') header = value;
+    else if (field.startsWith(INCIDENT_FIELD)) {
+      incidents.push([field.slice(INCIDENT_FIELD.length), parse<IncidentState>(groupKey, value)]);
+    }
+  }
+  if (whole !== undefined) {
+    return { version, record: deepFreeze(parse<GroupRecord>(groupKey, whole)), layout: 'whole' };
+  }
+  if (header === undefined) return { version, record: undefined, layout: 'none' };
+  const record = parse<GroupRecord>(groupKey, header);
+  // A hash does not keep its fields' order: incidents in the order they opened (then by id), as
+  // they were added.
+  incidents.sort(([a, one], [b, two]) => one.openedAt - two.openedAt || (a < b ? -1 : a > b ? 1 : 0));
+  const [pending = [], closing = [], recent = []] = lists;
+  record.state = {
+    ...record.state,
+    pending: pending.map((json) => parse<FleetEvent>(groupKey, json)),
+    incidents: Object.fromEntries(incidents),
+    // Absent rather than empty, as the state machine leaves it.
+    ...(closing.length > 0 ? { closing: [...closing] } : {}),
+    recentIds: [...recent],
+  };
+  return { version, record: deepFreeze(record), layout: 'parts' };
 }
 
 export class GroupStore {
@@ -156,10 +354,43 @@ export class GroupStore {
     this.#redis = options.redis;
     this.keys = notifyKeys(options.prefix);
     this.#maxAttempts = options.maxAttempts ?? 30;
+    for (const script of [WRITE_SCRIPT, READ_SCRIPT, HOLDS_SCRIPT]) defineScript(this.#redis, script);
   }
 
+  /** The group as stored now (a fresh read); deep-frozen. */
   async get(groupKey: string): Promise<GroupRecord | undefined> {
     return (await this.#read(groupKey)).record;
+  }
+
+  /**
+   * Reads the group unless the store remembers a version of it: what the next `update` starts
+   * from. A dispatch warms its groups while it records the incident, so its change costs one
+   * round trip.
+   */
+  async warm(groupKey: string): Promise<void> {
+    if (!this.#known.has(groupKey)) await this.#read(groupKey);
+  }
+
+  /**
+   * Of `groupKeys`, those holding `incident` open (`<subject>#<key>`), asked of Redis without
+   * reading the groups (a resolution asks it of every group of its subject).
+   */
+  async holding(groupKeys: readonly string[], incident: string): Promise<string[]> {
+    if (groupKeys.length === 0) return [];
+    const answers = (await runScript(
+      this.#redis,
+      HOLDS_SCRIPT,
+      groupKeys.map((key) => this.keys.group(key)),
+      [INCIDENT_FIELD + incident],
+    )) as number[];
+    const holders: string[] = [];
+    for (const [index, key] of groupKeys.entries()) {
+      const answer = Number(answers[index]);
+      if (answer === 1) holders.push(key);
+      else if (answer === 2 && (await this.get(key))?.state.incidents[incident] !== undefined)
+        holders.push(key);
+    }
+    return holders;
   }
 
   /**
@@ -232,22 +463,20 @@ export class GroupStore {
     }
   }
 
-  async #read(groupKey: string): Promise<{ version: string; record: GroupRecord | undefined }> {
-    const [version, json] = await this.#redis.hmget(this.keys.group(groupKey), 'v', 's');
-    const stored = version && json ? { version, json } : { version: version ?? '', json: undefined };
-    this.#remember(groupKey, stored);
-    return this.#decode(groupKey, stored);
-  }
-
-  /** Parsed afresh each time: a mutator gets a record no other caller holds. */
-  #decode(groupKey: string, stored: Stored): { version: string; record: GroupRecord | undefined } {
-    if (stored.json === undefined) return { version: stored.version, record: undefined };
+  async #read(groupKey: string): Promise<Stored> {
+    const [flat, ...lists] = (await runScript(this.#redis, READ_SCRIPT, this.#groupKeys(groupKey), [])) as [
+      string[],
+      ...string[][],
+    ];
+    let stored: Stored;
     try {
-      return { version: stored.version, record: JSON.parse(stored.json) as GroupRecord };
-    } catch {
+      stored = decodeStored(groupKey, flat, lists);
+    } catch (error) {
       this.#known.delete(groupKey);
-      throw new Error(`group ${groupKey}: stored state is not valid JSON`);
+      throw error;
     }
+    this.#remember(groupKey, stored);
+    return stored;
   }
 
   #remember(groupKey: string, stored: Stored): void {
@@ -263,9 +492,10 @@ export class GroupStore {
     let known = this.#known.get(groupKey);
     for (let attempt = 1; ; attempt += 1) {
       // The first attempt starts from the remembered version when there is one (class comment).
-      const { version, record } = known ? this.#decode(groupKey, known) : await this.#read(groupKey);
+      const stored = known ?? (await this.#read(groupKey));
       const fromMemory = known !== undefined;
       known = undefined;
+      const record = stored.record;
       let current = record;
       let changed = false;
       const outcomes: Outcome[] = mutators.map((mutate) => {
@@ -286,7 +516,7 @@ export class GroupStore {
       const unverified = !changed || (!record && !current) || outcomes.some((outcome) => !outcome.ok);
       if (fromMemory && unverified) continue;
       if (!changed) return outcomes;
-      if (await this.#write(groupKey, version, record, current)) return outcomes;
+      if (await this.#write(groupKey, stored, current)) return outcomes;
       this.#known.delete(groupKey);
       // A remembered version replaced meanwhile is not contention: read and try again at once.
       if (fromMemory) continue;
@@ -295,36 +525,50 @@ export class GroupStore {
     }
   }
 
-  async #write(
-    groupKey: string,
-    version: string,
-    before: GroupRecord | undefined,
-    after: GroupRecord | undefined,
-  ): Promise<boolean> {
-    if (!before && !after) return true;
-    const old = incidentSubjects(before);
+  /** The group's hash and its lists (`LISTS` order). */
+  #groupKeys(groupKey: string): string[] {
+    return [this.keys.group(groupKey), ...LISTS.map(({ list }) => this.keys.groupList(groupKey, list))];
+  }
+
+  /** Writes `after` over `before` (what the compare-and-set expects), sending only what changed. */
+  async #write(groupKey: string, before: Stored, after: GroupRecord | undefined): Promise<boolean> {
+    if (!before.record && !after) return true;
+    const old = incidentSubjects(before.record);
     const now = incidentSubjects(after);
     const adds = [...now].filter((subject) => !old.has(subject));
     const removes = [...old].filter((subject) => !now.has(subject));
+    const [group, ...lists] = this.#groupKeys(groupKey);
     const keys = [
-      this.keys.group(groupKey),
+      group!,
       this.keys.wake,
+      ...lists,
       ...adds.map((subject) => this.keys.subject(subject)),
       ...removes.map((subject) => this.keys.subject(subject)),
     ];
-    const written: Stored = after
-      ? { version: uniqueToken(), json: JSON.stringify(after) }
-      : { version: '', json: undefined };
-    const args = after
-      ? [
-          version,
-          written.version,
-          written.json ?? '',
-          after.wakeAt === undefined ? '' : Math.round(after.wakeAt),
-          groupKey,
-          adds.length,
-        ]
-      : [version, '', '', '', groupKey, adds.length];
+    let args: Array<string | number>;
+    let written: Stored;
+    if (after) {
+      written = { version: uniqueToken(), record: deepFreeze(after), layout: 'parts' };
+      const incidents = incidentChanges(before, after);
+      args = [
+        before.version,
+        written.version,
+        headerJson(after),
+        after.wakeAt === undefined ? '' : Math.round(after.wakeAt),
+        groupKey,
+        adds.length,
+        ...LISTS.flatMap(
+          ({ field, json }) => listChange(before, after, field, json) as Array<string | number>,
+        ),
+        incidents.set.length / 2,
+        incidents.deleted.length,
+        ...incidents.set,
+        ...incidents.deleted,
+      ];
+    } else {
+      written = { version: '', record: undefined, layout: 'none' };
+      args = [before.version, '', '', '', groupKey, adds.length];
+    }
     const ok = (await runScript(this.#redis, WRITE_SCRIPT, keys, args)) === 1;
     if (ok) this.#remember(groupKey, written);
     return ok;

@@ -1,16 +1,10 @@
 import type { Logger } from 'pino';
 import { EVENT } from '../../events/catalogue.js';
+import { incidentId } from '../../events/incident-ref.js';
 import type { FleetEvent } from '../../events/types.js';
 import type { GroupContext } from '../aggregation/flusher.js';
 import { newRecord, reschedule } from '../aggregation/group-record.js';
-import {
-  acknowledge,
-  addEvent,
-  closeSubject,
-  holdsIncidentOf,
-  openGroup,
-  routeOf,
-} from '../aggregation/groups.js';
+import { acknowledge, addEvent, closeSubject, openGroup, routeOf } from '../aggregation/groups.js';
 import type { Muted } from '../muting/mutes.js';
 import type { TagsFor } from '../routing/entity-tags.js';
 import { type GroupRef, groupFor, incidentOf } from '../routing/labels.js';
@@ -139,7 +133,7 @@ export class Dispatcher {
     // in the store, so each group's write below needs no read of its own (group-store.ts).
     await Promise.all([
       this.#groups.incidents?.record(event),
-      ...routed.map(({ key }) => this.#groups.store.get(key)),
+      ...routed.map(({ key }) => this.#groups.store.warm(key)),
     ]);
     if (gate && !(await gate)) return { groups: 0, added: 0, closedElsewhere: 0, held: true };
     // After the gate (see above); only resolutions read anything here.
@@ -200,13 +194,10 @@ export class Dispatcher {
     routed: Array<{ key: string; match: RouteMatch; group: GroupRef }>,
   ): Promise<Array<{ key: string; match?: RouteMatch; group?: GroupRef }>> {
     if (incidentOf(event.type)?.role !== 'resolves') return routed;
+    const incident = incidentOf(event.type);
     const keys = await this.#groups.store.groupsOfSubject(event.subject);
-    const records = await Promise.all(keys.map((key) => this.#groups.store.get(key)));
     const holders = new Set(
-      keys.filter((_, index) => {
-        const record = records[index];
-        return record !== undefined && holdsIncidentOf(record.state, event);
-      }),
+      incident ? await this.#groups.store.holding(keys, incidentId(event.subject, incident.key)) : [],
     );
     const own = new Set(routed.map(({ key }) => key));
     const elsewhere = [...holders].filter((key) => !own.has(key));

@@ -3,10 +3,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeQuietly, createProducerConnection, waitForReady } from '../../../src/lib/redis-connection.js';
 import { type GroupRecord, newRecord, reschedule } from '../../../src/notifiers/aggregation/group-record.js';
 import { GroupStore } from '../../../src/notifiers/aggregation/group-store.js';
-import { addEvent, closeSubject, openGroup } from '../../../src/notifiers/aggregation/groups.js';
+import {
+  addEvent,
+  closeSubject,
+  flush,
+  openGroup,
+  reminders,
+} from '../../../src/notifiers/aggregation/groups.js';
 import { groupFor } from '../../../src/notifiers/routing/labels.js';
 import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../../support/redis.js';
-import { routeMatch, vpnLost } from '../routing/helpers.js';
+import { routeMatch, vpnBack, vpnLost } from '../routing/helpers.js';
 
 const prefix = uniquePrefix();
 const policy = { handOffRetryMs: 1_000, idleGraceMinMs: 0 };
@@ -117,7 +123,11 @@ describe('GroupStore', () => {
   it('changes a group it just read or wrote without reading it again, never on a stale version', async () => {
     const now = Date.now();
     const [one, two] = stores as [GroupStore, GroupStore];
-    const reads = vi.spyOn(connections[0] as Redis, 'hmget');
+    // The store defines its read script on the connection as it is made (group-store.ts).
+    const reads = vi.spyOn(
+      connections[0] as unknown as Record<string, () => unknown>,
+      'fleetwatchNotifyGroupRead',
+    );
     try {
       expect(await one.update('known', increment(now))).toBe(1);
       expect(await one.update('known', increment(now))).toBe(2);
@@ -134,5 +144,120 @@ describe('GroupStore', () => {
     } finally {
       reads.mockRestore();
     }
+  });
+
+  it('stores a group in parts: a change to a group of hundreds writes the event it adds, not the group', async () => {
+    const now = Date.now();
+    const [store] = stores as [GroupStore];
+    const redis = connections[0] as Redis;
+    const add = (vehicle: string) => (current: GroupRecord | undefined) => {
+      const event = vpnLost(vehicle);
+      const state = addEvent(
+        current?.state ?? openGroup(groupFor(event, {}, match), match, now),
+        event,
+        now,
+        match,
+      );
+      return {
+        result: undefined,
+        next: reschedule({ ...(current ?? newRecord(state)), state }, now, policy),
+      };
+    };
+    const key = groupFor(vpnLost('any'), {}, match).key;
+    for (let index = 0; index < 300; index += 1) await store.update(key, add(`big-${index}`));
+    // 300 open incidents (one field each, beside `v` and `h`) and 300 pending events.
+    expect(await admin.hlen(store.keys.group(key))).toBe(302);
+    expect(await admin.llen(store.keys.groupList(key, 'pending'))).toBe(300);
+    const whole = JSON.stringify(await store.get(key)).length;
+    expect(whole).toBeGreaterThan(100_000);
+    const sent = redis.stream.bytesWritten;
+    await store.update(key, add('big-300'));
+    // The header, one incident, one pending event: a small fraction of the group's JSON.
+    expect(redis.stream.bytesWritten - sent).toBeLessThan(whole / 20);
+    expect((await store.get(key))?.state.pending).toHaveLength(301);
+  });
+
+  it('reads back exactly what it wrote, change after change, from another replica', async () => {
+    const start = Date.now();
+    const [one, two] = stores as [GroupStore, GroupStore];
+    const key = groupFor(vpnLost('any'), {}, match).key.replace('=', '=mixed-');
+    // Opens, resolutions, flushes and reminders in a fixed mix: appends, rewrites of the pending
+    // list, incident fields set and deleted.
+    let now = start;
+    const most = { pending: 0, incidents: 0, closing: 0, recent: 0 };
+    for (let step = 0; step < 120; step += 1) {
+      now += 700;
+      const vehicle = `mix-${step % 17}`;
+      const phase = step % 12;
+      const written = await one.update(key, (current) => {
+        let state = current?.state ?? openGroup({ key, labels: {} }, match, now);
+        if (phase === 10) state = flush(state, now).state;
+        else if (phase === 11) state = reminders(state, now).state;
+        else
+          state = addEvent(state, (phase % 3 === 2 ? vpnBack : vpnLost)(vehicle, { time: now }), now, match);
+        const next = reschedule({ ...(current ?? newRecord(state)), state }, now, policy);
+        return { result: next, next };
+      });
+      if (step % 10 === 9) expect(await two.get(key)).toEqual(written);
+      most.pending = Math.max(most.pending, written.state.pending.length);
+      most.incidents = Math.max(most.incidents, Object.keys(written.state.incidents).length);
+      most.closing = Math.max(most.closing, written.state.closing?.length ?? 0);
+      most.recent = Math.max(most.recent, written.state.recentIds.length);
+    }
+    // The mix did grow and empty every part.
+    expect(most.pending).toBeGreaterThan(3);
+    expect(most.incidents).toBeGreaterThan(3);
+    expect(most.closing).toBeGreaterThan(0);
+    expect(most.recent).toBeGreaterThan(3);
+    // `two` changes it from its own fresh read; `one`'s remembered version is stale and is read again.
+    await two.update(key, (current) => ({
+      result: undefined,
+      next: current && { ...current, state: closeSubject(current.state, 'vehicle/mix-0') },
+    }));
+    const after = await one.update(key, (current) => ({ result: current, next: current && { ...current } }));
+    expect(after?.state.incidents['vehicle/mix-0#vpn']).toBeUndefined();
+    expect(await two.get(key)).toEqual(after);
+  });
+
+  it('reads a group stored whole (before the parts) and stores it in parts at its next change', async () => {
+    const now = Date.now();
+    const [store] = stores as [GroupStore];
+    const event = vpnLost('legacy-1');
+    const group = groupFor(event, {}, match);
+    const key = `${group.key}-legacy`;
+    const record = reschedule(
+      newRecord(addEvent(openGroup({ ...group, key }, match, now), event, now, match)),
+      now,
+      policy,
+    );
+    await admin.hset(store.keys.group(key), 'v', 'old-version', 's', JSON.stringify(record));
+    expect(await store.get(key)).toEqual(record);
+    expect(await store.holding([key], 'vehicle/legacy-1#vpn')).toEqual([key]);
+    expect(await store.holding([key], 'vehicle/legacy-2#vpn')).toEqual([]);
+
+    await store.update(key, (current) => ({
+      result: undefined,
+      next: current && { ...current, wakeAt: now + 5 },
+    }));
+    expect(await admin.hexists(store.keys.group(key), 's')).toBe(0);
+    expect(await admin.hexists(store.keys.group(key), 'i:vehicle/legacy-1#vpn')).toBe(1);
+    expect(await store.get(key)).toEqual({ ...record, wakeAt: now + 5 });
+    expect(await store.holding([key, 'no-such-group'], 'vehicle/legacy-1#vpn')).toEqual([key]);
+
+    await store.update(key, () => ({ result: undefined, next: null }));
+    expect(await admin.exists(store.keys.group(key), store.keys.groupList(key, 'pending'))).toBe(0);
+  });
+
+  it('hands mutators frozen records: one that changes its input fails alone and changes nothing', async () => {
+    const now = Date.now();
+    const [store] = stores as [GroupStore];
+    await store.update('frozen', increment(now));
+    const bad = store.update('frozen', (current) => {
+      if (current) current.state.sequence = 99;
+      return { result: undefined, next: current };
+    });
+    await expect(bad).rejects.toThrow(TypeError);
+    expect(await store.update('frozen', increment(now))).toBe(2);
+    expect((await store.get('frozen'))?.state.sequence).toBe(2);
   });
 });
