@@ -186,8 +186,11 @@ export function addEvent(
     incident || REMOVED_TYPES.has(event.type) ? copyIncidents(state.incidents) : state.incidents;
   let unannounced = false;
   let closesAnnounced = false;
+  // The one incident this event changes, when it changes one (see `carryEarliestDue`).
+  let changedId: string | undefined;
   if (incident?.role === 'fires') {
     const id = incidentId(event.subject, incident.key);
+    changedId = id;
     const open = incidents[id];
     if (open) {
       incidents[id] = { ...open, event };
@@ -203,12 +206,14 @@ export function addEvent(
     }
   } else if (incident?.role === 'resolves') {
     const id = incidentId(event.subject, incident.key);
+    changedId = id;
     unannounced = incidents[id] !== undefined && !announcedOrWaiting(state, id);
     closesAnnounced = incidents[id]?.firstNotifiedAt !== undefined;
     delete incidents[id];
   } else if (REMOVED_TYPES.has(event.type)) {
     for (const id in incidents) if (incidents[id]?.subject === event.subject) delete incidents[id];
   }
+  if (changedId !== undefined) carryEarliestDue(state.incidents, incidents, changedId);
   const next: GroupState = { ...state, ...timingOf(match), incidents };
   const dropped =
     (options.muted === true && !closesAnnounced) ||
@@ -267,12 +272,58 @@ export function due(state: GroupState, now: number): boolean {
 
 /** The earliest time `flush` or `reminders` has work: when to schedule the group's next look. */
 export function nextWakeAt(state: GroupState): number | undefined {
-  let wake = dueAt(state);
-  for (const id in state.incidents) {
-    const due = state.incidents[id]?.dueAt;
-    if (due !== undefined && (wake === undefined || due < wake)) wake = due;
+  const flush = dueAt(state);
+  const incidents = earliestDueOf(state.incidents);
+  if (flush === undefined) return incidents;
+  return incidents === undefined ? flush : Math.min(flush, incidents);
+}
+
+/**
+ * The earliest `dueAt` of each incidents object seen, and how many incidents have it (undefined:
+ * none has one). Incident maps are never changed once made (each change makes a copy), so the
+ * answer stays true; it spares walking a group of thousands for every event (`carryEarliestDue`).
+ */
+const earliestDue = new WeakMap<Readonly<Record<string, IncidentState>>, [number, number] | undefined>();
+
+function earliestOf(incidents: Readonly<Record<string, IncidentState>>): [number, number] | undefined {
+  if (earliestDue.has(incidents)) return earliestDue.get(incidents);
+  let earliest: [number, number] | undefined;
+  for (const id in incidents) {
+    const due = incidents[id]?.dueAt;
+    if (due === undefined) continue;
+    if (earliest === undefined || due < earliest[0]) earliest = [due, 1];
+    else if (due === earliest[0]) earliest[1] += 1;
   }
-  return wake;
+  earliestDue.set(incidents, earliest);
+  return earliest;
+}
+
+function earliestDueOf(incidents: Readonly<Record<string, IncidentState>>): number | undefined {
+  return earliestOf(incidents)?.[0];
+}
+
+/**
+ * `next` is a copy of `previous` in which only incident `id` changed (or went): its earliest due
+ * time follows from `previous`'s without a walk, unless the changed incident alone held it.
+ */
+function carryEarliestDue(
+  previous: Readonly<Record<string, IncidentState>>,
+  next: Readonly<Record<string, IncidentState>>,
+  id: string,
+): void {
+  if (!earliestDue.has(previous)) return;
+  let earliest = earliestDue.get(previous);
+  const was = previous[id]?.dueAt;
+  if (earliest !== undefined && was === earliest[0]) {
+    if (earliest[1] === 1) return;
+    earliest = [earliest[0], earliest[1] - 1];
+  }
+  const now = next[id]?.dueAt;
+  if (now !== undefined) {
+    if (earliest === undefined || now < earliest[0]) earliest = [now, 1];
+    else if (now === earliest[0]) earliest = [now, earliest[1] + 1];
+  }
+  earliestDue.set(next, earliest);
 }
 
 /** Nothing pending and no open incident: the caller may drop the state (keep it `group_interval` longer to keep dedup). */

@@ -556,4 +556,27 @@ describe('aggregation properties', () => {
       ),
     );
   });
+
+  it('knows the next wake time without walking the incidents, the same as a walk finds it', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 80 }), fc.boolean(), (steps, muted) => {
+        // Without round trips: the states share their incident maps as the store's copies do.
+        const match = routeMatch({ groupBy: [] });
+        let state = newGroup(match);
+        let now = T0;
+        steps.forEach((action, index) => {
+          now += action.dt;
+          if (action.kind === 'add') {
+            const event = (action.resolve ? vpnBack : vpnLost)(`veh-${action.vehicle}`, { time: now });
+            state = addEvent(state, event, now, match, { muted: muted && index % 3 === 0 });
+          } else {
+            state = reminders(flush(state, now).state, now).state;
+          }
+          // A copy is a map never seen: its wake time comes from a walk.
+          expect(nextWakeAt(state)).toBe(nextWakeAt(roundTrip(state)));
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
