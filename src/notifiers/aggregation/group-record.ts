@@ -74,22 +74,3 @@ export function reschedule(record: GroupRecord, now: number, policy: WakePolicy)
   }
   return { ...rest, wakeAt: nextWakeAt(record.state) ?? now + record.state.groupInterval };
 }
-
-/**
- * Subjects with an open incident, by incidents object: incident maps are never changed once made,
- * and a write compares the map it replaces with the new one, so the old one's set was made when it
- * was written.
- */
-const subjectsOf = new WeakMap<object, ReadonlySet<string>>();
-
-/** Subjects with an open incident in the group (the group is listed in their subject sets). */
-export function incidentSubjects(record: GroupRecord | undefined): ReadonlySet<string> {
-  const incidents = record?.state.incidents;
-  if (!incidents) return new Set();
-  const known = subjectsOf.get(incidents);
-  if (known) return known;
-  const subjects = new Set<string>();
-  for (const id in incidents) subjects.add(incidents[id]!.subject);
-  subjectsOf.set(incidents, subjects);
-  return subjects;
-}

@@ -4,7 +4,7 @@ import type { RedisClient } from '../../lib/redis-connection.js';
 import { uniqueToken } from '../../lib/unique-token.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { defineScript, type LuaScript, runScript } from '../../store/scripts.js';
-import { type GroupRecord, incidentSubjects } from './group-record.js';
+import type { GroupRecord } from './group-record.js';
 import type { IncidentState } from './groups.js';
 
 /**
@@ -278,19 +278,88 @@ function listChange(before: Stored, after: GroupRecord, field: ListField, json: 
   return ['replace', next.length, ...encode(next)];
 }
 
-/** Incident fields to set (changed or new objects) and to delete (closed). */
-function incidentChanges(before: Stored, after: GroupRecord): { set: string[]; deleted: string[] } {
-  const next = after.state.incidents;
-  const old = before.layout === 'parts' ? (before.record?.state.incidents ?? {}) : {};
-  const set: string[] = [];
-  const deleted: string[] = [];
-  if (old === next) return { set, deleted };
-  for (const id in next) {
-    const incident = next[id];
-    if (old[id] !== incident) set.push(INCIDENT_FIELD + id, JSON.stringify(incident));
+/** What a write does to the group's incidents and to the subject sets that list the group. */
+interface IncidentWrite {
+  /** Field, JSON, field, JSON, …: new or changed incidents. */
+  set: string[];
+  /** Fields of incidents closed. */
+  deleted: string[];
+  /** Subjects whose set gains the group, and whose set loses it. */
+  adds: string[];
+  removes: string[];
+}
+
+/**
+ * Per incidents map, the subjects with an open incident and how many incidents it holds. Maps are
+ * never changed once written (each change makes a copy), so the map a write replaces had its entry
+ * made when it was written, and a write walks only the new map, once.
+ */
+const mapFacts = new WeakMap<object, { subjects: ReadonlySet<string>; size: number }>();
+
+function factsOf(incidents: Readonly<Record<string, IncidentState>>): {
+  subjects: ReadonlySet<string>;
+  size: number;
+} {
+  const known = mapFacts.get(incidents);
+  if (known) return known;
+  const subjects = new Set<string>();
+  let size = 0;
+  for (const id in incidents) {
+    subjects.add(incidents[id]!.subject);
+    size += 1;
   }
-  for (const id in old) if (!(id in next)) deleted.push(INCIDENT_FIELD + id);
-  return { set, deleted };
+  const facts = { subjects, size };
+  mapFacts.set(incidents, facts);
+  return facts;
+}
+
+const NO_INCIDENTS: Readonly<Record<string, IncidentState>> = Object.freeze({});
+
+/**
+ * One walk over the next incidents: the fields to set (new or changed objects, frozen here, as the
+ * map itself) and to delete, and the subject sets to change. The old map is walked for closed
+ * incidents only when the sizes say some closed.
+ */
+function incidentWrite(before: Stored, after: GroupRecord | undefined): IncidentWrite {
+  const stored = before.layout === 'parts' ? (before.record?.state.incidents ?? NO_INCIDENTS) : NO_INCIDENTS;
+  // The subject sets follow the record whatever its layout: a group stored whole is in them too.
+  const listed = before.record ? factsOf(before.record.state.incidents).subjects : new Set<string>();
+  const next = after?.state.incidents ?? NO_INCIDENTS;
+  const write: IncidentWrite = { set: [], deleted: [], adds: [], removes: [] };
+  if (stored === next && before.layout === 'parts') return write;
+  const subjects = new Set<string>();
+  let size = 0;
+  let kept = 0;
+  for (const id in next) {
+    const incident = next[id]!;
+    subjects.add(incident.subject);
+    size += 1;
+    if (stored[id] === incident) kept += 1;
+    else write.set.push(INCIDENT_FIELD + id, JSON.stringify(deepFreeze(incident)));
+  }
+  Object.freeze(next);
+  if (!mapFacts.has(next)) mapFacts.set(next, { subjects, size });
+  if (kept < factsOf(stored).size) {
+    for (const id in stored) if (!(id in next)) write.deleted.push(INCIDENT_FIELD + id);
+  }
+  // Only subjects of incidents opened or closed can come or go.
+  const adds = new Set<string>();
+  for (let index = 0; index < write.set.length; index += 2) {
+    const subject = next[write.set[index]!.slice(INCIDENT_FIELD.length)]!.subject;
+    if (!listed.has(subject)) adds.add(subject);
+  }
+  write.adds = [...adds];
+  const removes = new Set<string>();
+  if (before.layout === 'parts') {
+    for (const field of write.deleted) {
+      const subject = stored[field.slice(INCIDENT_FIELD.length)]!.subject;
+      if (!subjects.has(subject)) removes.add(subject);
+    }
+  } else {
+    for (const subject of listed) if (!subjects.has(subject)) removes.add(subject);
+  }
+  write.removes = [...removes];
+  return write;
 }
 
 function parse<T>(groupKey: string, json: string): T {
@@ -533,30 +602,26 @@ export class GroupStore {
   /** Writes `after` over `before` (what the compare-and-set expects), sending only what changed. */
   async #write(groupKey: string, before: Stored, after: GroupRecord | undefined): Promise<boolean> {
     if (!before.record && !after) return true;
-    const old = incidentSubjects(before.record);
-    const now = incidentSubjects(after);
-    const adds = [...now].filter((subject) => !old.has(subject));
-    const removes = [...old].filter((subject) => !now.has(subject));
+    const incidents = incidentWrite(before, after);
     const [group, ...lists] = this.#groupKeys(groupKey);
     const keys = [
       group!,
       this.keys.wake,
       ...lists,
-      ...adds.map((subject) => this.keys.subject(subject)),
-      ...removes.map((subject) => this.keys.subject(subject)),
+      ...incidents.adds.map((subject) => this.keys.subject(subject)),
+      ...incidents.removes.map((subject) => this.keys.subject(subject)),
     ];
     let args: Array<string | number>;
     let written: Stored;
     if (after) {
       written = { version: uniqueToken(), record: deepFreeze(after), layout: 'parts' };
-      const incidents = incidentChanges(before, after);
       args = [
         before.version,
         written.version,
         headerJson(after),
         after.wakeAt === undefined ? '' : Math.round(after.wakeAt),
         groupKey,
-        adds.length,
+        incidents.adds.length,
         ...LISTS.flatMap(
           ({ field, json }) => listChange(before, after, field, json) as Array<string | number>,
         ),
@@ -567,7 +632,7 @@ export class GroupStore {
       ];
     } else {
       written = { version: '', record: undefined, layout: 'none' };
-      args = [before.version, '', '', '', groupKey, adds.length];
+      args = [before.version, '', '', '', groupKey, incidents.adds.length];
     }
     const ok = (await runScript(this.#redis, WRITE_SCRIPT, keys, args)) === 1;
     if (ok) this.#remember(groupKey, written);

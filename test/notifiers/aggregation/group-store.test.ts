@@ -198,7 +198,17 @@ describe('GroupStore', () => {
         const next = reschedule({ ...(current ?? newRecord(state)), state }, now, policy);
         return { result: next, next };
       });
-      if (step % 10 === 9) expect(await two.get(key)).toEqual(written);
+      if (step % 10 === 9) {
+        expect(await two.get(key)).toEqual(written);
+        // The subject sets list the group exactly for the subjects it holds an incident of.
+        for (let other = 0; other < 17; other += 1) {
+          const subject = `vehicle/mix-${other}`;
+          const holds = Object.values(written.state.incidents).some(
+            (incident) => incident.subject === subject,
+          );
+          expect(await two.groupsOfSubject(subject)).toEqual(holds ? [key] : []);
+        }
+      }
       most.pending = Math.max(most.pending, written.state.pending.length);
       most.incidents = Math.max(most.incidents, Object.keys(written.state.incidents).length);
       most.closing = Math.max(most.closing, written.state.closing?.length ?? 0);
