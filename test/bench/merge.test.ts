@@ -9,19 +9,11 @@ import {
   renderBlock,
   type StoredResult,
 } from '../../bench/report.js';
+import { testMachine } from './machine.js';
 
 /** A partial run (one size, or one mode) keeps the rows of the block it did not measure. */
 
-const machineAt = (commit: string, date: string): Machine => ({
-  cpu: 'Test CPU',
-  cores: 2,
-  memoryGiB: 8,
-  kernel: '6.1',
-  node: 'v20.0.0',
-  redis: '7.0.15',
-  commit,
-  date,
-});
+const machineAt = (commit: string, date: string): Machine => testMachine(commit, date);
 const earlier = machineAt('aaa1111', '2026-01-01T10:00:00.000Z');
 const later = machineAt('bbb2222', '2026-02-01T10:00:00.000Z');
 

@@ -4,17 +4,9 @@ import { summariseHops } from '../../bench/hops.js';
 import type { SizeResult } from '../../bench/measure.js';
 import { SIZES } from '../../bench/options.js';
 import { BLOCK_END, BLOCK_START, type Machine, renderBlock, type StoredIdle } from '../../bench/report.js';
+import { testMachine } from './machine.js';
 
-const machine: Machine = {
-  cpu: 'Test CPU',
-  cores: 2,
-  memoryGiB: 8,
-  kernel: '6.1',
-  node: 'v20.0.0',
-  redis: '7.0.15',
-  commit: 'abc1234',
-  date: '2026-01-02T03:04:05.000Z',
-};
+const machine: Machine = testMachine();
 
 const stats = (p50: number, p99: number) => ({ count: 100, p50, p99, max: p99 });
 

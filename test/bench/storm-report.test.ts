@@ -9,17 +9,9 @@ import {
   STORM_BLOCK_START,
 } from '../../bench/report.js';
 import type { StormRun } from '../../bench/storm.js';
+import { testMachine } from './machine.js';
 
-const machine: Machine = {
-  cpu: 'Test CPU',
-  cores: 2,
-  memoryGiB: 8,
-  kernel: '6.1',
-  node: 'v20.0.0',
-  redis: '7.0.15',
-  commit: 'abc1234',
-  date: '2026-01-02T03:04:05.000Z',
-};
+const machine: Machine = testMachine();
 
 const run = (events: number, groupBy: StormRun['groupBy'], cpuMs: number): StormRun => ({
   events,

@@ -482,7 +482,7 @@ export function reminders(
     const incident = incidentOf(event.type);
     if (incident?.role === 'fires') waiting.add(incidentId(event.subject, incident.key));
   }
-  const incidents = { ...state.incidents };
+  const incidents = copyIncidents(state.incidents);
   const chosen: [string, IncidentState][] = [];
   let changed = false;
   for (const [id, incident] of Object.entries(state.incidents)) {
