@@ -130,7 +130,7 @@ async function settled(): Promise<string | undefined> {
   for (const key of keys) {
     const record = await groups.get(key);
     if (!record) continue;
-    const open = Object.keys(record.state.incidents).length;
+    const open = [...record.state.incidents.keys()].length;
     if (record.state.pending.length > 0 || record.outgoing.length > 0 || open > 0) {
       return `group ${key}: ${record.state.pending.length} pending, ${record.outgoing.length} outgoing, ${open} open`;
     }

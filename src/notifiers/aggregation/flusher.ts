@@ -112,7 +112,7 @@ type Taken =
 /** The events a look at the group may send or announce: its pending events and due incidents. */
 function eventsToJudge(record: GroupRecord | undefined, now: number): FleetEvent[] {
   if (!record) return [];
-  const due = Object.values(record.state.incidents)
+  const due = [...record.state.incidents.values()]
     .filter((incident) => incident.dueAt !== undefined && incident.dueAt <= now)
     .map((incident) => incident.event);
   return [...record.state.pending, ...due];

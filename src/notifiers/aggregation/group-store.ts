@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FleetEvent } from '../../events/types.js';
+import { frozenLength, noteFrozen, startsWith } from '../../lib/appended.js';
+import { PersistentMap } from '../../lib/persistent-map.js';
 import type { RedisClient } from '../../lib/redis-connection.js';
 import { uniqueToken } from '../../lib/unique-token.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { defineScript, type LuaScript, runScript } from '../../store/scripts.js';
 import type { GroupRecord } from './group-record.js';
-import type { IncidentState } from './groups.js';
+import type { IncidentState, Incidents } from './groups.js';
 
 /**
  * Aggregation groups in Redis, shared by every replica. A group is stored in parts, so that a
@@ -240,12 +242,17 @@ function listOf(record: GroupRecord | undefined, field: ListField): readonly unk
   return record?.state[field];
 }
 
-/** Freezes `value` and everything in it, stopping at what is frozen already (shared with an older version). */
+/**
+ * Freezes `value` and everything in it, stopping at what is frozen already (shared with an older
+ * version). An array appended to a frozen one (lib/appended.ts) has only its new items to freeze.
+ */
 function deepFreeze<T>(value: T): T {
   if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
   Object.freeze(value);
-  if (Array.isArray(value)) for (const item of value) deepFreeze(item);
-  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+  if (Array.isArray(value)) {
+    for (let index = frozenLength(value); index < value.length; index += 1) deepFreeze(value[index]);
+    noteFrozen(value);
+  } else for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
   return value;
 }
 
@@ -271,7 +278,7 @@ function listChange(before: Stored, after: GroupRecord, field: ListField, json: 
   const encode = (items: readonly unknown[]) =>
     items.map((item) => (json ? JSON.stringify(item) : String(item)));
   if (old === next || (old && old.length === 0 && next.length === 0)) return ['keep', 0];
-  if (old && old.length <= next.length && old.every((item, index) => next[index] === item)) {
+  if (old && startsWith(next, old)) {
     const added = encode(next.slice(old.length));
     return ['append', added.length, ...added];
   }
@@ -290,75 +297,62 @@ interface IncidentWrite {
 }
 
 /**
- * Per incidents map, the subjects with an open incident and how many incidents it holds. Maps are
- * never changed once written (each change makes a copy), so the map a write replaces had its entry
- * made when it was written, and a write walks only the new map, once.
+ * Per incident map, how many of its incidents each subject has. Maps are immutable, so the counts
+ * of the map a write replaces are known from when it was read or written, and a write carries
+ * them over by what changed (`incidentWrite`) instead of walking the new map.
  */
-const mapFacts = new WeakMap<object, { subjects: ReadonlySet<string>; size: number }>();
+const subjectCounts = new WeakMap<Incidents, PersistentMap<number>>();
 
-function factsOf(incidents: Readonly<Record<string, IncidentState>>): {
-  subjects: ReadonlySet<string>;
-  size: number;
-} {
-  const known = mapFacts.get(incidents);
+function countsOf(incidents: Incidents): PersistentMap<number> {
+  const known = subjectCounts.get(incidents);
   if (known) return known;
-  const subjects = new Set<string>();
-  let size = 0;
-  for (const id in incidents) {
-    subjects.add(incidents[id]!.subject);
-    size += 1;
-  }
-  const facts = { subjects, size };
-  mapFacts.set(incidents, facts);
-  return facts;
+  let counts = PersistentMap.empty<number>();
+  incidents.forEach(({ subject }) => {
+    counts = counts.set(subject, (counts.get(subject) ?? 0) + 1);
+  });
+  subjectCounts.set(incidents, counts);
+  return counts;
 }
 
-const NO_INCIDENTS: Readonly<Record<string, IncidentState>> = Object.freeze({});
+const NO_INCIDENTS: Incidents = PersistentMap.empty<IncidentState>();
+Object.freeze(NO_INCIDENTS);
 
 /**
- * One walk over the next incidents: the fields to set (new or changed objects, frozen here, as the
- * map itself) and to delete, and the subject sets to change. The old map is walked for closed
- * incidents only when the sizes say some closed.
+ * What changed between the stored incidents and the next ones (`PersistentMap.diff`, which skips
+ * what the two versions share): the fields to set (new or changed incidents, frozen here) and to
+ * delete, and the subject sets to change.
  */
 function incidentWrite(before: Stored, after: GroupRecord | undefined): IncidentWrite {
+  // A group stored whole has no incident fields yet: all are written.
   const stored = before.layout === 'parts' ? (before.record?.state.incidents ?? NO_INCIDENTS) : NO_INCIDENTS;
   // The subject sets follow the record whatever its layout: a group stored whole is in them too.
-  const listed = before.record ? factsOf(before.record.state.incidents).subjects : new Set<string>();
+  const listed = before.record?.state.incidents ?? NO_INCIDENTS;
   const next = after?.state.incidents ?? NO_INCIDENTS;
   const write: IncidentWrite = { set: [], deleted: [], adds: [], removes: [] };
-  if (stored === next && before.layout === 'parts') return write;
-  const subjects = new Set<string>();
-  let size = 0;
-  let kept = 0;
-  for (const id in next) {
-    const incident = next[id]!;
-    subjects.add(incident.subject);
-    size += 1;
-    if (stored[id] === incident) kept += 1;
-    else write.set.push(INCIDENT_FIELD + id, JSON.stringify(deepFreeze(incident)));
-  }
-  Object.freeze(next);
-  if (!mapFacts.has(next)) mapFacts.set(next, { subjects, size });
-  if (kept < factsOf(stored).size) {
-    for (const id in stored) if (!(id in next)) write.deleted.push(INCIDENT_FIELD + id);
-  }
-  // Only subjects of incidents opened or closed can come or go.
-  const adds = new Set<string>();
-  for (let index = 0; index < write.set.length; index += 2) {
-    const subject = next[write.set[index]!.slice(INCIDENT_FIELD.length)]!.subject;
-    if (!listed.has(subject)) adds.add(subject);
-  }
-  write.adds = [...adds];
-  const removes = new Set<string>();
-  if (before.layout === 'parts') {
-    for (const field of write.deleted) {
-      const subject = stored[field.slice(INCIDENT_FIELD.length)]!.subject;
-      if (!subjects.has(subject)) removes.add(subject);
+  PersistentMap.diff(stored, next, (id, _was, now) => {
+    if (now === undefined) write.deleted.push(INCIDENT_FIELD + id);
+    else write.set.push(INCIDENT_FIELD + id, JSON.stringify(deepFreeze(now)));
+  });
+  const listedCounts = countsOf(listed);
+  let counts = listedCounts;
+  const touched = new Set<string>();
+  PersistentMap.diff(listed, next, (_id, was, now) => {
+    if (was?.subject === now?.subject) return;
+    if (was) {
+      const left = (counts.get(was.subject) ?? 1) - 1;
+      counts = left === 0 ? counts.delete(was.subject) : counts.set(was.subject, left);
+      touched.add(was.subject);
     }
-  } else {
-    for (const subject of listed) if (!subjects.has(subject)) removes.add(subject);
+    if (now) {
+      counts = counts.set(now.subject, (counts.get(now.subject) ?? 0) + 1);
+      touched.add(now.subject);
+    }
+  });
+  if (!subjectCounts.has(next)) subjectCounts.set(next, counts);
+  for (const subject of touched) {
+    if (counts.has(subject) && !listedCounts.has(subject)) write.adds.push(subject);
+    else if (!counts.has(subject) && listedCounts.has(subject)) write.removes.push(subject);
   }
-  write.removes = [...removes];
   return write;
 }
 
@@ -379,7 +373,7 @@ function decodeStored(
   let version = '';
   let whole: string | undefined;
   let header: string | undefined;
-  const incidents: Array<[string, IncidentState]> = [];
+  let incidents: Incidents = PersistentMap.empty();
   for (let index = 0; index + 1 < flat.length; index += 2) {
     const field = flat[index]!;
     const value = flat[index + 1]!;
@@ -387,22 +381,23 @@ function decodeStored(
     else if (field === 's') whole = value;
     else if (field === 'h') header = value;
     else if (field.startsWith(INCIDENT_FIELD)) {
-      incidents.push([field.slice(INCIDENT_FIELD.length), parse<IncidentState>(groupKey, value)]);
+      incidents = incidents.set(field.slice(INCIDENT_FIELD.length), parse<IncidentState>(groupKey, value));
     }
   }
   if (whole !== undefined) {
-    return { version, record: deepFreeze(parse<GroupRecord>(groupKey, whole)), layout: 'whole' };
+    const record = parse<GroupRecord>(groupKey, whole);
+    // Written as JSON, the incidents are a plain object.
+    const open = record.state.incidents as unknown as Record<string, IncidentState> | undefined;
+    record.state = { ...record.state, incidents: PersistentMap.from(Object.entries(open ?? {})) };
+    return { version, record: deepFreeze(record), layout: 'whole' };
   }
   if (header === undefined) return { version, record: undefined, layout: 'none' };
   const record = parse<GroupRecord>(groupKey, header);
-  // A hash does not keep its fields' order: incidents in the order they opened (then by id), as
-  // they were added.
-  incidents.sort(([a, one], [b, two]) => one.openedAt - two.openedAt || (a < b ? -1 : a > b ? 1 : 0));
   const [pending = [], closing = [], recent = []] = lists;
   record.state = {
     ...record.state,
     pending: pending.map((json) => parse<FleetEvent>(groupKey, json)),
-    incidents: Object.fromEntries(incidents),
+    incidents,
     // Absent rather than empty, as the state machine leaves it.
     ...(closing.length > 0 ? { closing: [...closing] } : {}),
     recentIds: [...recent],
@@ -456,8 +451,7 @@ export class GroupStore {
     for (const [index, key] of groupKeys.entries()) {
       const answer = Number(answers[index]);
       if (answer === 1) holders.push(key);
-      else if (answer === 2 && (await this.get(key))?.state.incidents[incident] !== undefined)
-        holders.push(key);
+      else if (answer === 2 && (await this.get(key))?.state.incidents.has(incident)) holders.push(key);
     }
     return holders;
   }

@@ -1,13 +1,18 @@
 import { EVENT } from '../../events/catalogue.js';
 import { incidentId } from '../../events/incident-ref.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
+import { appended } from '../../lib/appended.js';
+import { PersistentMap } from '../../lib/persistent-map.js';
 import type { Notification } from '../notifier.js';
 import { type GroupRef, incidentOf, type Labels, maxSeverity, severityOf } from '../routing/labels.js';
 import type { RouteMatch } from '../routing/router.js';
 
 /**
- * One group's state machine (Alertmanager's aggregation group), as pure functions over plain JSON
- * the caller keeps (in Redis) under the group key. No clock: every function takes `now` (epoch ms).
+ * One group's state machine (Alertmanager's aggregation group), as pure functions over a state the
+ * caller keeps (in Redis) under the group key. No clock: every function takes `now` (epoch ms).
+ * The state is plain JSON but for its open incidents, an immutable map that shares structure
+ * between versions (lib/persistent-map.ts): a storm opens thousands in one group, one per event,
+ * and copying them all per event made it quadratic.
  *
  * Timing. A flush is due `group_wait` after the first pending event arrived (the burst window) and
  * never sooner than `group_interval` after the previous flush. (Alertmanager flushes a group that
@@ -100,11 +105,13 @@ export interface GroupState {
   recheckAt?: number;
   /** Ids of pending resolutions of incidents this group announced: sent even when muted. */
   closing?: string[];
-  /** Open incidents by `<subject>#<key>`. */
-  incidents: Record<string, IncidentState>;
+  /** Open incidents by `<subject>#<key>`; changed by making a new map, as the rest of the state. */
+  incidents: Incidents;
   /** Ids of the most recently flushed (or muted, or dropped) events, oldest first. */
   recentIds: string[];
 }
+
+export type Incidents = PersistentMap<IncidentState>;
 
 /** Makes a notification id from the group key, the group's creation time and the sequence number. */
 export type NotificationIdFn = (groupKey: string, createdAt: number, sequence: number) => string;
@@ -140,7 +147,7 @@ export function openGroup(group: GroupRef, match: RouteMatch, now: number): Grou
     createdAt: now,
     sequence: 0,
     pending: [],
-    incidents: {},
+    incidents: PersistentMap.empty(),
     recentIds: [],
   };
 }
@@ -152,22 +159,44 @@ function remember(ids: readonly string[], more: readonly string[]): string[] {
 
 /** The event is pending, or among the recently flushed (or muted, or dropped) ones. */
 function holds(state: GroupState, event: FleetEvent): boolean {
-  return state.recentIds.includes(event.id) || state.pending.some((pending) => pending.id === event.id);
+  return state.recentIds.includes(event.id) || isPending(state.pending, event.id);
+}
+
+/**
+ * The ids in a long pending array, kept so that a storm's thousands of pending events are not
+ * compared one by one for every event. `withPending` hands the set on to the array it makes (and
+ * takes it from the old one, which would build its own again if asked).
+ */
+const pendingIds = new WeakMap<readonly FleetEvent[], Set<string>>();
+
+/** Below this many pending events, comparing them is cheaper than keeping a set. */
+const PENDING_SET_FROM = 32;
+
+function isPending(pending: readonly FleetEvent[], id: string): boolean {
+  if (pending.length < PENDING_SET_FROM) return pending.some((event) => event.id === id);
+  let ids = pendingIds.get(pending);
+  if (ids === undefined) {
+    ids = new Set(pending.map((event) => event.id));
+    pendingIds.set(pending, ids);
+  }
+  return ids.has(id);
+}
+
+/** The pending events with `event` appended (remembered as an append: lib/appended.ts). */
+function withPending(pending: readonly FleetEvent[], event: FleetEvent): FleetEvent[] {
+  const next = appended(pending, event);
+  const ids = pendingIds.get(pending);
+  if (ids !== undefined) {
+    pendingIds.delete(pending);
+    ids.add(event.id);
+    pendingIds.set(next, ids);
+  }
+  return next;
 }
 
 export interface AddOptions {
   /** The event is silenced or in maintenance: keep incident bookkeeping, do not notify it. */
   muted?: boolean;
-}
-
-/**
- * A copy of a group's open incidents to change. Per event of a group holding thousands, so a
- * `for…in` copy: about half the time of an object spread of a large object.
- */
-function copyIncidents(incidents: Readonly<Record<string, IncidentState>>): Record<string, IncidentState> {
-  const copy: Record<string, IncidentState> = {};
-  for (const id in incidents) copy[id] = incidents[id]!;
-  return copy;
 }
 
 /** Adds one event; returns the new state (the input is not modified). */
@@ -180,10 +209,8 @@ export function addEvent(
 ): GroupState {
   if (holds(state, event)) return state;
   const incident = incidentOf(event.type);
-  // Copied only when it changes: the copy is the cost of an event in a group of thousands of
-  // incidents, and an unchanged object is one the store need not write.
-  const incidents =
-    incident || REMOVED_TYPES.has(event.type) ? copyIncidents(state.incidents) : state.incidents;
+  // A map left unchanged is the same object: one the store need not write.
+  let incidents = state.incidents;
   let unannounced = false;
   let closesAnnounced = false;
   // The one incident this event changes, when it changes one (see `carryEarliestDue`).
@@ -191,27 +218,28 @@ export function addEvent(
   if (incident?.role === 'fires') {
     const id = incidentId(event.subject, incident.key);
     changedId = id;
-    const open = incidents[id];
-    if (open) {
-      incidents[id] = { ...open, event };
-    } else {
-      incidents[id] = {
-        subject: event.subject,
-        key: incident.key,
-        openedAt: now,
-        event,
-        reminders: 0,
-        ...(options.muted ? { dueAt: now } : {}),
-      };
-    }
+    const open = incidents.get(id);
+    incidents = incidents.set(
+      id,
+      open
+        ? { ...open, event }
+        : {
+            subject: event.subject,
+            key: incident.key,
+            openedAt: now,
+            event,
+            reminders: 0,
+            ...(options.muted ? { dueAt: now } : {}),
+          },
+    );
   } else if (incident?.role === 'resolves') {
     const id = incidentId(event.subject, incident.key);
     changedId = id;
-    unannounced = incidents[id] !== undefined && !announcedOrWaiting(state, id);
-    closesAnnounced = incidents[id]?.firstNotifiedAt !== undefined;
-    delete incidents[id];
+    unannounced = incidents.has(id) && !announcedOrWaiting(state, id);
+    closesAnnounced = incidents.get(id)?.firstNotifiedAt !== undefined;
+    incidents = incidents.delete(id);
   } else if (REMOVED_TYPES.has(event.type)) {
-    for (const id in incidents) if (incidents[id]?.subject === event.subject) delete incidents[id];
+    incidents = withoutSubject(incidents, event.subject);
   }
   if (changedId !== undefined) carryEarliestDue(state.incidents, incidents, changedId);
   const next: GroupState = { ...state, ...timingOf(match), incidents };
@@ -222,10 +250,10 @@ export function addEvent(
   if (dropped) return { ...next, recentIds: remember(state.recentIds, [event.id]) };
   const added: GroupState = {
     ...next,
-    pending: [...state.pending, event],
+    pending: withPending(state.pending, event),
     pendingSince: state.pendingSince ?? now,
   };
-  return closesAnnounced ? { ...added, closing: [...(state.closing ?? []), event.id] } : added;
+  return closesAnnounced ? { ...added, closing: appended(state.closing ?? [], event.id) } : added;
 }
 
 /** The incident id an event fires, if it fires one. */
@@ -237,7 +265,7 @@ function firedIncident(event: FleetEvent): string | undefined {
 /** The incident was announced, or its firing event waits in `pending` to be. */
 function announcedOrWaiting(state: GroupState, id: string): boolean {
   return (
-    state.incidents[id]?.firstNotifiedAt !== undefined ||
+    state.incidents.get(id)?.firstNotifiedAt !== undefined ||
     state.pending.some((event) => firedIncident(event) === id)
   );
 }
@@ -279,26 +307,25 @@ export function nextWakeAt(state: GroupState): number | undefined {
 }
 
 /**
- * The earliest `dueAt` of each incidents object seen, and how many incidents have it (undefined:
- * none has one). Incident maps are never changed once made (each change makes a copy), so the
- * answer stays true; it spares walking a group of thousands for every event (`carryEarliestDue`).
+ * The earliest `dueAt` of each incident map seen, and how many incidents have it (undefined: none
+ * has one). Incident maps are immutable, so the answer stays true; it spares walking a group of
+ * thousands for every event (`carryEarliestDue`).
  */
-const earliestDue = new WeakMap<Readonly<Record<string, IncidentState>>, [number, number] | undefined>();
+const earliestDue = new WeakMap<Incidents, [number, number] | undefined>();
 
-function earliestOf(incidents: Readonly<Record<string, IncidentState>>): [number, number] | undefined {
+function earliestOf(incidents: Incidents): [number, number] | undefined {
   if (earliestDue.has(incidents)) return earliestDue.get(incidents);
   let earliest: [number, number] | undefined;
-  for (const id in incidents) {
-    const due = incidents[id]?.dueAt;
-    if (due === undefined) continue;
+  incidents.forEach(({ dueAt: due }) => {
+    if (due === undefined) return;
     if (earliest === undefined || due < earliest[0]) earliest = [due, 1];
     else if (due === earliest[0]) earliest[1] += 1;
-  }
+  });
   earliestDue.set(incidents, earliest);
   return earliest;
 }
 
-function earliestDueOf(incidents: Readonly<Record<string, IncidentState>>): number | undefined {
+function earliestDueOf(incidents: Incidents): number | undefined {
   return earliestOf(incidents)?.[0];
 }
 
@@ -306,19 +333,15 @@ function earliestDueOf(incidents: Readonly<Record<string, IncidentState>>): numb
  * `next` is a copy of `previous` in which only incident `id` changed (or went): its earliest due
  * time follows from `previous`'s without a walk, unless the changed incident alone held it.
  */
-function carryEarliestDue(
-  previous: Readonly<Record<string, IncidentState>>,
-  next: Readonly<Record<string, IncidentState>>,
-  id: string,
-): void {
-  if (!earliestDue.has(previous)) return;
+function carryEarliestDue(previous: Incidents, next: Incidents, id: string): void {
+  if (next === previous || !earliestDue.has(previous)) return;
   let earliest = earliestDue.get(previous);
-  const was = previous[id]?.dueAt;
+  const was = previous.get(id)?.dueAt;
   if (earliest !== undefined && was === earliest[0]) {
     if (earliest[1] === 1) return;
     earliest = [earliest[0], earliest[1] - 1];
   }
-  const now = next[id]?.dueAt;
+  const now = next.get(id)?.dueAt;
   if (now !== undefined) {
     if (earliest === undefined || now < earliest[0]) earliest = [now, 1];
     else if (now === earliest[0]) earliest = [now, earliest[1] + 1];
@@ -328,9 +351,7 @@ function carryEarliestDue(
 
 /** Nothing pending and no open incident: the caller may drop the state (keep it `group_interval` longer to keep dedup). */
 export function isIdle(state: GroupState): boolean {
-  if (state.pending.length > 0) return false;
-  for (const _ in state.incidents) return false;
-  return true;
+  return state.pending.length === 0 && state.incidents.size === 0;
 }
 
 function byTime(events: readonly FleetEvent[]): FleetEvent[] {
@@ -372,12 +393,12 @@ function dropMuted(state: GroupState, muted: readonly FleetEvent[], now: number)
   if (muted.length === 0) return state;
   const ids = new Set(muted.map((event) => event.id));
   const pending = state.pending.filter((event) => !ids.has(event.id));
-  const incidents = copyIncidents(state.incidents);
+  let incidents = state.incidents;
   for (const event of muted) {
     const id = firedIncident(event);
-    const open = id === undefined ? undefined : incidents[id];
+    const open = id === undefined ? undefined : incidents.get(id);
     if (id !== undefined && open && open.firstNotifiedAt === undefined && open.dueAt === undefined) {
-      incidents[id] = { ...open, dueAt: now };
+      incidents = incidents.set(id, { ...open, dueAt: now });
     }
   }
   const next: GroupState = {
@@ -424,19 +445,19 @@ function flushAll(state: GroupState, now: number, options: FlushOptions): Omit<F
     events,
     createdAt: new Date(now).toISOString(),
   };
-  const incidents = copyIncidents(state.incidents);
+  let incidents = state.incidents;
   for (const event of events) {
     const incident = incidentOf(event.type);
     if (incident?.role !== 'fires') continue;
     const id = incidentId(event.subject, incident.key);
-    const open = incidents[id];
+    const open = incidents.get(id);
     if (!open) continue;
-    incidents[id] = {
+    incidents = incidents.set(id, {
       ...open,
       firstNotifiedAt: open.firstNotifiedAt ?? now,
       lastNotifiedAt: now,
       dueAt: Math.max(now + state.repeatInterval, acknowledgedUntil(open, now)),
-    };
+    });
   }
   return {
     notification,
@@ -482,30 +503,30 @@ export function reminders(
     const incident = incidentOf(event.type);
     if (incident?.role === 'fires') waiting.add(incidentId(event.subject, incident.key));
   }
-  const incidents = copyIncidents(state.incidents);
+  const dueNow: [string, IncidentState][] = [];
+  state.incidents.forEach((incident, id) => {
+    if (incident.dueAt !== undefined && incident.dueAt <= now && !waiting.has(id))
+      dueNow.push([id, incident]);
+  });
+  let incidents = state.incidents;
   const chosen: [string, IncidentState][] = [];
-  let changed = false;
-  for (const [id, incident] of Object.entries(state.incidents)) {
-    if (incident.dueAt === undefined || incident.dueAt > now || waiting.has(id)) continue;
+  for (const [id, incident] of dueNow) {
     const until = acknowledgedUntil(incident, now);
     if (until > now) {
-      incidents[id] = { ...incident, dueAt: until };
-      changed = true;
+      incidents = incidents.set(id, { ...incident, dueAt: until });
       continue;
     }
     if (options.muted?.(incident.event)) {
-      incidents[id] = { ...incident, dueAt: now + state.groupInterval };
-      changed = true;
+      incidents = incidents.set(id, { ...incident, dueAt: now + state.groupInterval });
       continue;
     }
     if (incident.firstNotifiedAt === undefined && options.waits?.(incident.event)) {
-      incidents[id] = { ...incident, dueAt: now + RECHECK_MS };
-      changed = true;
+      incidents = incidents.set(id, { ...incident, dueAt: now + RECHECK_MS });
       continue;
     }
     chosen.push([id, incident]);
   }
-  if (chosen.length === 0) return { state: changed ? { ...state, incidents } : state };
+  if (chosen.length === 0) return { state: incidents === state.incidents ? state : { ...state, incidents } };
 
   const sequence = state.sequence + 1;
   const events = byTime(chosen.map(([, incident]) => incident.event));
@@ -532,13 +553,13 @@ export function reminders(
   }
   for (const [id, incident] of chosen) {
     const wasAnnounced = incident.firstNotifiedAt !== undefined;
-    incidents[id] = {
+    incidents = incidents.set(id, {
       ...incident,
       firstNotifiedAt: incident.firstNotifiedAt ?? now,
       lastNotifiedAt: now,
       reminders: wasAnnounced ? incident.reminders + 1 : incident.reminders,
       dueAt: now + state.repeatInterval,
-    };
+    });
   }
   return { notification, state: { ...state, sequence, incidents } };
 }
@@ -570,28 +591,39 @@ export function acknowledge(
   const { entity, key, by, comment, until } = event.data;
   if (typeof entity !== 'string' || typeof key !== 'string') return state;
   const id = incidentId(entity, key);
-  const open = state.incidents[id];
+  const open = state.incidents.get(id);
   const untilMs = typeof until === 'string' ? Date.parse(until) : Number.NaN;
   if (!open || !Number.isFinite(untilMs)) return state;
   const ack = { by: String(by ?? ''), comment: String(comment ?? ''), until: untilMs };
-  const incidents = {
-    ...state.incidents,
-    [id]: { ...open, ack, ...(open.dueAt === undefined ? {} : { dueAt: Math.max(open.dueAt, untilMs) }) },
-  };
+  const incidents = state.incidents.set(id, {
+    ...open,
+    ack,
+    ...(open.dueAt === undefined ? {} : { dueAt: Math.max(open.dueAt, untilMs) }),
+  });
   if (options.muted?.(open.event)) {
     return { ...state, incidents, recentIds: remember(state.recentIds, [event.id]) };
   }
-  return { ...state, incidents, pending: [...state.pending, event], pendingSince: state.pendingSince ?? now };
+  return {
+    ...state,
+    incidents,
+    pending: withPending(state.pending, event),
+    pendingSince: state.pendingSince ?? now,
+  };
 }
 
 /** Closes every open incident of a subject (e.g. on `vehicle.removed` routed to another group). */
 export function closeSubject(state: GroupState, subject: string): GroupState {
-  const entries = Object.entries(state.incidents);
-  if (!entries.some(([, incident]) => incident.subject === subject)) return state;
-  return {
-    ...state,
-    incidents: Object.fromEntries(entries.filter(([, incident]) => incident.subject !== subject)),
-  };
+  const incidents = withoutSubject(state.incidents, subject);
+  return incidents === state.incidents ? state : { ...state, incidents };
+}
+
+/** The incidents without those of `subject` (the same map when it has none). */
+function withoutSubject(incidents: Incidents, subject: string): Incidents {
+  const ids: string[] = [];
+  incidents.forEach((incident, id) => {
+    if (incident.subject === subject) ids.push(id);
+  });
+  return ids.reduce((map, id) => map.delete(id), incidents);
 }
 
 /**

@@ -203,14 +203,14 @@ describe('GroupStore', () => {
         // The subject sets list the group exactly for the subjects it holds an incident of.
         for (let other = 0; other < 17; other += 1) {
           const subject = `vehicle/mix-${other}`;
-          const holds = Object.values(written.state.incidents).some(
+          const holds = [...written.state.incidents.values()].some(
             (incident) => incident.subject === subject,
           );
           expect(await two.groupsOfSubject(subject)).toEqual(holds ? [key] : []);
         }
       }
       most.pending = Math.max(most.pending, written.state.pending.length);
-      most.incidents = Math.max(most.incidents, Object.keys(written.state.incidents).length);
+      most.incidents = Math.max(most.incidents, [...written.state.incidents.keys()].length);
       most.closing = Math.max(most.closing, written.state.closing?.length ?? 0);
       most.recent = Math.max(most.recent, written.state.recentIds.length);
     }
@@ -225,7 +225,7 @@ describe('GroupStore', () => {
       next: current && { ...current, state: closeSubject(current.state, 'vehicle/mix-0') },
     }));
     const after = await one.update(key, (current) => ({ result: current, next: current && { ...current } }));
-    expect(after?.state.incidents['vehicle/mix-0#vpn']).toBeUndefined();
+    expect(after?.state.incidents.get('vehicle/mix-0#vpn')).toBeUndefined();
     expect(await two.get(key)).toEqual(after);
   });
 

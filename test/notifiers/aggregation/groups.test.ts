@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FleetEvent } from '../../../src/events/types.js';
+import { PersistentMap } from '../../../src/lib/persistent-map.js';
 import {
   acknowledge,
   addEvent,
@@ -10,6 +11,7 @@ import {
   dueAt,
   flush,
   type GroupState,
+  type IncidentState,
   isIdle,
   nextWakeAt,
   openGroup,
@@ -21,14 +23,25 @@ import type { RouteMatch } from '../../../src/notifiers/routing/router.js';
 import {
   fleetEvent,
   HOUR,
+  roundTrip as jsonRoundTrip,
   MINUTE,
-  roundTrip,
   routeMatch,
   SECOND,
   T0,
   vpnBack,
   vpnLost,
 } from '../routing/helpers.js';
+
+/**
+ * Through JSON and back, as the store keeps a group: plain JSON but for the incidents, which come
+ * back as a map built anew (sharing nothing with the one written).
+ */
+function roundTrip(state: GroupState): GroupState {
+  const plain = jsonRoundTrip(state) as unknown as Omit<GroupState, 'incidents'> & {
+    incidents: Record<string, IncidentState>;
+  };
+  return { ...plain, incidents: PersistentMap.from(Object.entries(plain.incidents)) };
+}
 
 function newGroup(match: RouteMatch = routeMatch(), now = T0, first: FleetEvent = vpnLost('x')): GroupState {
   return openGroup(groupFor(first, {}, match), match, now);
@@ -77,8 +90,27 @@ describe('grouping', () => {
     expect(notification.events.map((event) => event.subject)[0]).toBe('vehicle/veh-000');
     expect(notification.reminder).toBeUndefined();
     expect(after.pending).toEqual([]);
-    expect(Object.keys(after.incidents)).toHaveLength(40);
+    expect([...after.incidents.keys()]).toHaveLength(40);
     expect(flush(after, T0 + HOUR).notification).toBeUndefined();
+  });
+
+  it('takes a redelivered event once however many are pending, from any version of the state', () => {
+    // Enough pending events that their ids are kept in a set handed from version to version.
+    const match = routeMatch();
+    const events = Array.from({ length: 100 }, (_, i) => vpnLost(`veh-${i}`, { time: T0 + i }));
+    const versions = [newGroup(match)];
+    for (const event of events) versions.push(addEvent(versions.at(-1)!, event, T0, match));
+    const last = versions.at(-1)!;
+    expect(last.pending).toHaveLength(100);
+    for (const event of [events[0]!, events[50]!, events[99]!]) {
+      expect(addEvent(last, event, T0, match)).toBe(last);
+    }
+    // An older version (a retried change starts from one) knows its own pending events only.
+    const older = versions[60]!;
+    expect(addEvent(older, events[40]!, T0, match)).toBe(older);
+    expect(addEvent(older, events[80]!, T0, match).pending).toHaveLength(older.pending.length + 1);
+    expect(addEvent(last, vpnLost('veh-new'), T0, match).pending).toHaveLength(101);
+    expect(addEvent(roundTrip(last), events[70]!, T0, match).pending).toHaveLength(100);
   });
 
   it('orders events oldest first by event time', () => {
@@ -133,7 +165,7 @@ describe('grouping', () => {
       'vehicle.vpn.connected',
       'vehicle.vpn.connected',
     ]);
-    expect(resolved.state.incidents).toEqual({});
+    expect(resolved.state.incidents.size).toBe(0);
     expect(isIdle(resolved.state)).toBe(true);
 
     state = add(resolved.state, vpnBack('c'), T0 + 11 * MINUTE);
@@ -148,7 +180,7 @@ describe('grouping', () => {
     let state = newGroup();
     state = add(state, vpnLost('a'), T0);
     state = add(state, vpnBack('a'), T0 + 10 * SECOND);
-    expect(state.incidents).toEqual({});
+    expect(state.incidents.size).toBe(0);
     const { notification } = flushed(state, T0 + 30 * SECOND);
     expect(notification.status).toBe('firing');
     expect(notification.events.map((event) => event.type)).toEqual([
@@ -164,7 +196,7 @@ describe('grouping', () => {
     ({ state } = flushed(state, T0 + MINUTE));
     state = add(state, vpnBack('a'), T0 + 2 * MINUTE, match);
     expect(state.pending).toEqual([]);
-    expect(state.incidents).toEqual({});
+    expect(state.incidents.size).toBe(0);
     expect(flush(state, T0 + HOUR).notification).toBeUndefined();
     expect(reminders(state, T0 + 10 * HOUR).notification).toBeUndefined();
   });
@@ -202,7 +234,7 @@ describe('grouping', () => {
     expect(flushed(next, T0 + 2 * HOUR).notification.id).not.toBe(first.notification?.id);
   });
 
-  it('keeps its state plain JSON at every step', () => {
+  it('keeps its state JSON (incidents as an object) at every step', () => {
     const match = routeMatch();
     const plain = (state: GroupState) => expect(roundTrip(state)).toStrictEqual(state);
     let state = newGroup(match);
@@ -230,20 +262,20 @@ describe('incidents and reminders', () => {
   it('opens an incident per (subject, key) on firing and closes it on resolution', () => {
     let state = newGroup();
     state = add(state, vpnLost('a'), T0);
-    expect(state.incidents['vehicle/a#vpn']).toMatchObject({
+    expect(state.incidents.get('vehicle/a#vpn')).toMatchObject({
       subject: 'vehicle/a',
       key: 'vpn',
       openedAt: T0,
     });
-    expect(state.incidents['vehicle/a#vpn']?.firstNotifiedAt).toBeUndefined();
+    expect(state.incidents.get('vehicle/a#vpn')?.firstNotifiedAt).toBeUndefined();
     ({ state } = flushed(state, T0 + MINUTE));
-    expect(state.incidents['vehicle/a#vpn']).toMatchObject({
+    expect(state.incidents.get('vehicle/a#vpn')).toMatchObject({
       firstNotifiedAt: T0 + MINUTE,
       lastNotifiedAt: T0 + MINUTE,
       dueAt: T0 + MINUTE + 4 * HOUR,
     });
     state = add(state, vpnBack('a'), T0 + 2 * MINUTE);
-    expect(state.incidents).toEqual({});
+    expect(state.incidents.size).toBe(0);
   });
 
   it("closes a removed entity's incidents", () => {
@@ -253,8 +285,8 @@ describe('incidents and reminders', () => {
     state = add(state, fleetEvent('vehicle.unreachable', 'vehicle/a'), T0, match);
     state = add(state, vpnLost('b'), T0, match);
     state = add(state, fleetEvent('vehicle.removed', 'vehicle/a'), T0 + SECOND, match);
-    expect(Object.keys(state.incidents)).toEqual(['vehicle/b#vpn']);
-    expect(Object.keys(closeSubject(state, 'vehicle/b').incidents)).toEqual([]);
+    expect([...state.incidents.keys()]).toEqual(['vehicle/b#vpn']);
+    expect([...closeSubject(state, 'vehicle/b').incidents.keys()]).toEqual([]);
     expect(closeSubject(state, 'vehicle/zzz')).toBe(state);
   });
 
@@ -313,7 +345,7 @@ describe('incidents and reminders', () => {
     const after = reminders(state, T0 + HOUR, { muted: () => false });
     expect(after.notification?.events.map((event) => event.subject)).toEqual(['vehicle/a']);
     expect(after.notification?.reminder).toBeUndefined();
-    expect(after.state.incidents['vehicle/a#vpn']).toMatchObject({
+    expect(after.state.incidents.get('vehicle/a#vpn')).toMatchObject({
       firstNotifiedAt: T0 + HOUR,
       reminders: 0,
       dueAt: T0 + 5 * HOUR,
@@ -334,8 +366,8 @@ describe('incidents and reminders', () => {
     expect(result.muted).toEqual([a]);
     expect(result.notification?.events).toEqual([b]);
     expect(result.state.recentIds).toContain(a.id);
-    expect(result.state.incidents['vehicle/a#vpn']).toMatchObject({ dueAt: T0 + MINUTE });
-    expect(result.state.incidents['vehicle/a#vpn']?.firstNotifiedAt).toBeUndefined();
+    expect(result.state.incidents.get('vehicle/a#vpn')).toMatchObject({ dueAt: T0 + MINUTE });
+    expect(result.state.incidents.get('vehicle/a#vpn')?.firstNotifiedAt).toBeUndefined();
     // Announced once no longer muted, like an event muted on arrival.
     const later = reminders(roundTrip(result.state), T0 + 2 * MINUTE, { muted: () => false });
     expect(later.notification?.events).toEqual([a]);
@@ -394,7 +426,7 @@ describe('incidents and reminders', () => {
     state = add(state, vpnLost('a'), T0, routeMatch(), true);
     state = add(state, vpnBack('a'), T0 + MINUTE);
     expect(state.pending).toEqual([]);
-    expect(state.incidents).toEqual({});
+    expect(state.incidents.size).toBe(0);
     // Firing and resolution both pending: both are said, in one notification.
     state = add(state, vpnLost('b'), T0 + 2 * MINUTE);
     state = add(state, vpnBack('b'), T0 + 2 * MINUTE + SECOND);
@@ -440,7 +472,7 @@ describe('acknowledgements', () => {
     ({ state } = flushed(state, T0 + 30 * SECOND));
     const ack = acked('a', T0 + HOUR, T0 + 10 * HOUR);
     state = roundTrip(acknowledge(state, ack, T0 + HOUR));
-    expect(state.incidents['vehicle/a#vpn']).toMatchObject({
+    expect(state.incidents.get('vehicle/a#vpn')).toMatchObject({
       ack: { by: 'dana', comment: 'on it', until: T0 + 10 * HOUR },
       dueAt: T0 + 10 * HOUR,
     });
@@ -473,14 +505,14 @@ describe('acknowledgements', () => {
     ]);
     // Announced with its firing event: the first reminder waits for the acknowledgement's end.
     const { state: after } = flushed(once, T0 + 30 * SECOND);
-    expect(after.incidents['vehicle/a#vpn']?.dueAt).toBe(T0 + 30 * SECOND + 4 * HOUR);
+    expect(after.incidents.get('vehicle/a#vpn')?.dueAt).toBe(T0 + 30 * SECOND + 4 * HOUR);
     const long = flushed(acknowledge(state, acked('a', T0, T0 + 9 * HOUR), T0), T0 + 30 * SECOND);
-    expect(long.state.incidents['vehicle/a#vpn']?.dueAt).toBe(T0 + 9 * HOUR);
+    expect(long.state.incidents.get('vehicle/a#vpn')?.dueAt).toBe(T0 + 9 * HOUR);
 
     expect(acknowledge(state, acked('zzz', T0, T0 + HOUR), T0)).toBe(state);
     const quiet = acknowledge(state, ack, T0 + MINUTE, { muted: () => true });
     expect(quiet.pending.map((event) => event.type)).toEqual(['vehicle.vpn.disconnected']);
-    expect(quiet.incidents['vehicle/a#vpn']?.ack?.by).toBe('dana');
+    expect(quiet.incidents.get('vehicle/a#vpn')?.ack?.by).toBe('dana');
     expect(acknowledge(quiet, ack, T0 + MINUTE)).toBe(quiet);
   });
 });
@@ -551,7 +583,7 @@ describe('aggregation properties', () => {
           const open = [...last]
             .filter(([, resolve]) => !resolve)
             .map(([vehicle]) => `vehicle/v${vehicle}#vpn`);
-          expect(Object.keys(state.incidents).sort()).toEqual(open.sort());
+          expect([...state.incidents.keys()].sort()).toEqual(open.sort());
         },
       ),
     );

@@ -135,7 +135,7 @@ describe('dispatching events into groups', () => {
     await eventually(
       () => replica.groups.get(key),
       (record) => {
-        const incident = record?.state.incidents['vehicle/veh-0003#vpn'];
+        const incident = record?.state.incidents.get('vehicle/veh-0003#vpn');
         return incident !== undefined && (incident.dueAt ?? 0) > incident.openedAt + 500;
       },
     );
@@ -178,7 +178,7 @@ describe('dispatching events into groups', () => {
     await eventually(
       () => replica.groups.get(key),
       (record) => {
-        const incident = record?.state.incidents['vehicle/veh-0007#vpn'];
+        const incident = record?.state.incidents.get('vehicle/veh-0007#vpn');
         return incident !== undefined && (incident.dueAt ?? 0) > incident.openedAt + 1_000;
       },
     );
@@ -191,14 +191,14 @@ describe('dispatching events into groups', () => {
     await replica.dispatch(vpnLost('veh-0020'));
     await rig.standin.waitFor(1);
     const key = vpnGroupKey();
-    expect(Object.keys((await replica.groups.get(key))?.state.incidents ?? {})).toEqual([
+    expect(Object.keys((await replica.groups.get(key))?.state.incidents.toJSON() ?? {})).toEqual([
       'vehicle/veh-0020#vpn',
     ]);
     expect(await replica.groups.groupsOfSubject('vehicle/veh-0020')).toEqual([key]);
 
     const result = await replica.dispatch(fleetEvent('vehicle.removed', 'vehicle/veh-0020'));
     expect(result.closedElsewhere).toBe(1);
-    expect((await replica.groups.get(key))?.state.incidents).toEqual({});
+    expect((await replica.groups.get(key))?.state.incidents.size).toBe(0);
     expect(await replica.groups.groupsOfSubject('vehicle/veh-0020')).toEqual([]);
     await rig.standin.waitFor(2);
     expect(rig.texts()[1]).toContain('veh-0020');
@@ -221,7 +221,9 @@ describe('dispatching events into groups', () => {
     expect(await replica.dispatch(ack)).toEqual({ groups: 1, added: 1, closedElsewhere: 0 });
     // Taken once, however often it is delivered.
     expect(await replica.dispatch(ack)).toEqual({ groups: 1, added: 0, closedElsewhere: 0 });
-    expect((await replica.groups.get(vpnGroupKey()))?.state.incidents['vehicle/veh-0030#vpn']?.ack).toEqual({
+    expect(
+      (await replica.groups.get(vpnGroupKey()))?.state.incidents.get('vehicle/veh-0030#vpn')?.ack,
+    ).toEqual({
       by: 'dana',
       comment: 'on it',
       until: Date.parse(String(ack.data.until)),

@@ -139,7 +139,7 @@ describe('inhibition in the notification step', () => {
       fleetEvent('robot.health.up', 'robot/r-1', { previous: 'down', current: 'up', durationMs: 2_000 }),
     );
     await eventually(
-      async () => (await step.groups.get(groupKey ?? ''))?.state.incidents ?? {},
+      async () => (await step.groups.get(groupKey ?? ''))?.state.incidents.toJSON() ?? {},
       (incidents) => Object.keys(incidents).length === 0,
     );
     expect(deliveredTypes()).toEqual(['monitor.upstream.degraded upstream/robots']);
@@ -290,7 +290,7 @@ describe('inhibition in the notification step', () => {
     await eventually(
       () => step.groups.get(downKey ?? ''),
       (record) => {
-        const incident = record?.state.incidents['robot/r-2#health'];
+        const incident = record?.state.incidents.get('robot/r-2#health');
         return (
           incident !== undefined &&
           incident.firstNotifiedAt === undefined &&
@@ -316,7 +316,7 @@ describe('inhibition in the notification step', () => {
       fleetEvent('robot.health.up', 'robot/r-3', { previous: 'down', current: 'up', durationMs: 3_000 }),
     );
     await eventually(
-      async () => (await step.groups.get(downKey ?? ''))?.state.incidents ?? {},
+      async () => (await step.groups.get(downKey ?? ''))?.state.incidents.toJSON() ?? {},
       (incidents) => !('robot/r-3#health' in incidents),
     );
     expect(deliveredTypes()).toEqual([
