@@ -51,6 +51,8 @@ export interface WebhookReceiverOptions {
   secret: string | readonly string[];
   /** The answer once the script is used up (default 200). */
   fallback?: ScriptedResponse;
+  /** A larger body is answered 413 and kept as rejected, as nginx does beyond `client_max_body_size`. */
+  maxBody?: number;
 }
 
 export class WebhookReceiver {
@@ -61,6 +63,7 @@ export class WebhookReceiver {
   readonly #script: ScriptedResponse[] = [];
   readonly #changes = new EventEmitter();
   #fallback: ScriptedResponse;
+  readonly #maxBody: number;
   #port = 0;
   #url = '';
 
@@ -68,6 +71,7 @@ export class WebhookReceiver {
     const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;
     this.#verifiers = secrets.map((secret) => new Webhook(secret));
     this.#fallback = options.fallback ?? 200;
+    this.#maxBody = options.maxBody ?? Number.POSITIVE_INFINITY;
     this.#changes.setMaxListeners(100);
     this.#server = createServer((request, response) => {
       void this.#handle(request).then(
@@ -182,8 +186,14 @@ export class WebhookReceiver {
   async #handle(request: IncomingMessage): Promise<ScriptedResponse> {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks).toString('utf8');
+    const raw = Buffer.concat(chunks);
+    const body = raw.toString('utf8');
     const receivedAt = Date.now();
+    if (raw.length > this.#maxBody) {
+      this.rejected.push({ headers: request.headers, body, reason: 'body too large', receivedAt });
+      this.#changes.emit('change');
+      return 413;
+    }
     const headers = flatHeaders(request.headers);
     let payload: unknown;
     let failure = 'no secret configured';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { durationField } from '../../../lib/fields.js';
+import { durationField, sizeField } from '../../../lib/fields.js';
 import { httpUrlSchema } from '../../../lib/http-url.js';
 import { REDACTED } from '../../../log/secrets.js';
 import { maxHoldSchema, receiverNameSchema } from '../../notifier.js';
@@ -16,6 +16,7 @@ import { maxHoldSchema, receiverNameSchema } from '../../notifier.js';
  *   timeout: 15s
  *   retry_schedule: [0s, 5s, 5m, 30m, 2h, 5h, 10h, 10h]
  *   max_hold: 5m                              # a longer Retry-After is cut to this (1s to 24h)
+ *   max_body: 1MiB                            # a larger notification is sent in parts (64KiB to 64MiB)
  * ```
  */
 
@@ -80,6 +81,10 @@ const MAX_ATTEMPTS = 50;
 const MAX_RETRY_DELAY_MS = 86_400_000;
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
+/** nginx's default `client_max_body_size`: what a receiver behind it accepts unless told more. */
+export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
+export const MIN_MAX_BODY_BYTES = 65_536;
+export const MAX_MAX_BODY_BYTES = 64 * 1_048_576;
 /** The Standard Webhooks reference schedule: about 28 hours from the first try to the last. */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   0,
@@ -125,6 +130,8 @@ export const webhookReceiverSchema = z
     headers: headers.optional(),
     /** The whole request: connect, send, response headers and body. */
     timeout: durationField(100, MAX_TIMEOUT_MS).default(DEFAULT_TIMEOUT_MS),
+    /** The largest request body; a notification whose events make more is sent in parts (payload.ts). */
+    max_body: sizeField(MIN_MAX_BODY_BYTES, MAX_MAX_BODY_BYTES).default(DEFAULT_MAX_BODY_BYTES),
     /**
      * Delay before each attempt (the first is usually 0s), each at most a day; its length is the
      * number of attempts.

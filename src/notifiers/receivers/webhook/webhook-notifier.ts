@@ -14,7 +14,7 @@ import type {
 } from '../../notifier.js';
 import { logAttempt } from '../../notifier.js';
 import { urlOrigin, type WebhookReceiverConfig, webhookSecrets } from './config.js';
-import { encodePayload } from './payload.js';
+import { type EncodedPayload, encodeParts, partId } from './payload.js';
 import { classifyAnswer } from './response.js';
 import { sign } from './signature.js';
 
@@ -27,7 +27,11 @@ export interface WebhookNotifierOptions {
 
 /**
  * Delivers a notification as one signed POST (Standard Webhooks) whose body is CloudEvents JSON
- * (see `payload.ts`). Headers: `webhook-id` = the notification id (the same on every retry),
+ * (see `payload.ts`), or, when its events make more than `max_body`, as several, one part after
+ * the other: `webhook-id` `<notification id>~part-<k>-of-<n>`. The delivery is delivered when every
+ * part is; the first part that fails ends the attempt with its outcome, and the next attempt sends
+ * every part again with the same ids (a receiver drops the ones it has, as it drops any repeated
+ * webhook-id). Headers: `webhook-id` = the notification id (the same on every retry),
  * `webhook-timestamp` = unix seconds at send time, `webhook-signature` = one `v1,…` per configured
  * secret, `user-agent: fleetwatch/<version>`, and the configured extra headers. The body is
  * serialised once and exactly those bytes are signed and sent. Never throws: every problem is an
@@ -73,20 +77,41 @@ export class WebhookNotifier implements Notifier {
   }
 
   async #attempt(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
+    let parts: EncodedPayload[];
+    try {
+      parts = encodeParts(notification.events, this.#config.max_body);
+    } catch (error) {
+      return { kind: 'rejected', reason: `cannot build the request: ${this.#describe(error)}` };
+    }
+    let outcome: DeliveryOutcome = { kind: 'retry', reason: 'nothing was sent' };
+    for (const [index, part] of parts.entries()) {
+      outcome = await this.#send(partId(notification.id, index, parts.length), part, options);
+      if (outcome.kind !== 'delivered') {
+        if (parts.length === 1) return outcome;
+        return { ...outcome, reason: `part ${index + 1} of ${parts.length}: ${outcome.reason}` };
+      }
+    }
+    return outcome;
+  }
+
+  /** One signed POST of `payload` under `webhookId`. */
+  async #send(
+    webhookId: string,
+    payload: EncodedPayload,
+    options: DeliveryOptions,
+  ): Promise<DeliveryOutcome> {
     if (options.signal?.aborted) return { kind: 'retry', reason: 'cancelled before sending' };
-    let body: Buffer;
+    const body = payload.body;
     let headers: Record<string, string>;
     try {
-      const payload = encodePayload(notification.events);
-      body = payload.body;
       const timestamp = Math.floor(this.#now() / 1_000);
       headers = {
         'user-agent': `fleetwatch/${VERSION}`,
         ...this.#extraHeaders,
         'content-type': payload.contentType,
-        'webhook-id': notification.id,
+        'webhook-id': webhookId,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': sign(this.#config.secrets, notification.id, timestamp, body),
+        'webhook-signature': sign(this.#config.secrets, webhookId, timestamp, body),
       };
     } catch (error) {
       return { kind: 'rejected', reason: `cannot build the request: ${this.#describe(error)}` };

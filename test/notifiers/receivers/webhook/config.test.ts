@@ -23,13 +23,14 @@ function problems(receiver: Record<string, unknown>, index = 2): string[] {
 }
 
 describe('webhook receiver config', () => {
-  it('fills the defaults: 15 s time-out, the Standard Webhooks retry schedule, max_hold 5m', () => {
+  it('fills the defaults: 15 s time-out, the Standard Webhooks retry schedule, max_hold 5m, max_body 1 MiB', () => {
     const config = webhookReceiverSchema.parse(VALID);
     expect(config).toEqual({
       ...VALID,
       timeout: 15_000,
       retry_schedule: [...DEFAULT_RETRY_SCHEDULE_MS],
       max_hold: 300_000,
+      max_body: 1_048_576,
     });
     expect(config.retry_schedule).toEqual([
       0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
@@ -122,6 +123,11 @@ describe('webhook receiver config', () => {
     expect(problems({ ...VALID, timeout: '10m' })).toEqual([
       'receivers[2].timeout: expected a duration between 100ms and 5m, like 30s; got 10m',
     ]);
+    expect(webhookReceiverSchema.parse({ ...VALID, max_body: '256KiB' }).max_body).toBe(262_144);
+    expect(problems({ ...VALID, max_body: '1KiB' })).toEqual([
+      expect.stringMatching(/^receivers\[2\]\.max_body: expected a size between 64KiB and 64MiB/),
+    ]);
+    expect(problems({ ...VALID, max_body: '1GiB' })).toHaveLength(1);
     expect(problems({ ...VALID, retry_schedule: [] })).toEqual([
       'receivers[2].retry_schedule: must list at least one attempt',
     ]);

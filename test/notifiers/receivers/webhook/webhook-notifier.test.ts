@@ -101,6 +101,50 @@ describe('WebhookNotifier: the request', () => {
     expect(target.uniqueEvents().map((event) => event.id)).toEqual(batch.events.map((event) => event.id));
   });
 
+  it('sends a notification larger than max_body in parts, each signed, in order, none over the limit', async () => {
+    // A web server that refuses bodies over 64 KiB (nginx's client_max_body_size, lowered).
+    const limit = 65_536;
+    const target = await WebhookReceiver.start({ secret: SECRET, maxBody: limit });
+    open.push(target);
+    const storm = notificationOf(
+      Array.from({ length: 500 }, (_, index) => vpnEvent(`veh-${index}`)),
+      'ntf-storm',
+    );
+    const whole = await notifier({ url: target.url, max_body: '64MiB' }).deliver(storm, { attempt: 1 });
+    expect(whole).toMatchObject({ kind: 'rejected', status: 413 });
+
+    const sender = notifier({ url: target.url, max_body: limit });
+    expect(await sender.deliver(storm, { attempt: 1 })).toEqual({ kind: 'delivered', status: 200 });
+    const parts = target.deliveries;
+    expect(parts.length).toBeGreaterThanOrEqual(3);
+    expect(parts.map((part) => part.webhookId)).toEqual(
+      parts.map((_, index) => `ntf-storm~part-${index + 1}-of-${parts.length}`),
+    );
+    expect(parts.every((part) => Buffer.byteLength(part.body) <= limit)).toBe(true);
+    expect(parts.flatMap((part) => part.events)).toEqual(storm.events);
+    expect(target.rejected).toHaveLength(1);
+  });
+
+  it('ends an attempt at the first part that fails, and sends every part again under the same ids', async () => {
+    const target = await receiver();
+    const storm = notificationOf(
+      Array.from({ length: 500 }, (_, index) => vpnEvent(`veh-${index}`)),
+      'ntf-storm',
+    );
+    const sender = notifier({ url: target.url, max_body: 65_536 });
+    target.respondWith(200, 503);
+    const first = await sender.deliver(storm, { attempt: 1 });
+    expect(first).toMatchObject({ kind: 'retry', status: 503 });
+    expect(first.kind === 'retry' && first.reason).toMatch(/^part 2 of \d+: /);
+    expect(target.deliveries).toHaveLength(2);
+    expect(await sender.deliver(storm, { attempt: 2 })).toEqual({ kind: 'delivered', status: 200 });
+    const ids = target.deliveries.map((delivery) => delivery.webhookId);
+    const count = ids.length - 2;
+    expect(ids.slice(2)).toEqual(ids.slice(2).map((_, index) => `ntf-storm~part-${index + 1}-of-${count}`));
+    expect(ids.slice(0, 2)).toEqual(ids.slice(2, 4));
+    expect(target.uniqueEvents().map((event) => event.id)).toEqual(storm.events.map((event) => event.id));
+  });
+
   it('keeps webhook-id across retries, with a fresh timestamp and signature each time', async () => {
     const target = await receiver();
     target.respondWith(503, 200);
