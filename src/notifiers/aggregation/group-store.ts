@@ -21,7 +21,8 @@ import type { IncidentState, Incidents } from './groups.js';
  *   open incident's JSON.
  * - Three lists beside it, each appended to between flushes (`LISTS`): `…:pending`, the pending
  *   events' JSON in arrival order; `…:closing`, the ids of pending resolutions of announced
- *   incidents; `…:recent`, the ids of the latest flushed events (at most 512).
+ *   incidents; `…:recent`, the ids of the latest flushed events (at most 512: past that, each new
+ *   one drops the oldest, and a write trims and appends instead of rewriting the list).
  *
  * A group written before the parts (the whole record's JSON in `s`) is read as it is and stored in
  * parts by its next change.
@@ -80,8 +81,8 @@ const PUSH_SLICE = 1_000;
  * KEYS: group, wake, the three lists (`LISTS` order), then `ARGV[6]` subject sets to add the group
  * to, then subject sets to remove it from. ARGV: expected version ('' = must not exist), new
  * version ('' = delete), header JSON, wake score ('' = none), group key (the wake and subject set
- * member), number of sets to add to; then per list how it changes (`keep`, `append`, `replace`),
- * a count N and N items; then the counts of incident fields to set S and to delete D, S pairs of
+ * member), number of sets to add to; then per list how it changes (`keep`, `append`, `replace`,
+ * or `drop:<n>`: the first n items go, then the items are appended), a count N and N items; then the counts of incident fields to set S and to delete D, S pairs of
  * field and JSON, and D fields. Returns 1 when written, 0 when the version did not match.
  */
 const WRITE_LUA = `
@@ -103,6 +104,9 @@ else
     local mode, count = ARGV[at], tonumber(ARGV[at + 1])
     at = at + 2
     if mode == 'replace' then redis.call('DEL', KEYS[list]) end
+    if string.sub(mode, 1, 5) == 'drop:' then
+      redis.call('LTRIM', KEYS[list], tonumber(string.sub(mode, 6)), -1)
+    end
     -- In slices: unpack is bounded by Lua's stack.
     local done = 0
     while done < count do
@@ -270,7 +274,9 @@ function headerJson(record: GroupRecord): string {
 
 /**
  * What to write of one list: only the new items when the stored list is a prefix of the next one
- * (the same objects), else all of them; nothing when it is the same array.
+ * (the same objects), or when the next one is the stored one with items dropped from its front
+ * and items appended (a window sliding forward: the recent ids past their 512); else all of them;
+ * nothing when it is the same array.
  */
 function listChange(before: Stored, after: GroupRecord, field: ListField, json: boolean): unknown[] {
   const next = listOf(after, field) ?? [];
@@ -282,7 +288,26 @@ function listChange(before: Stored, after: GroupRecord, field: ListField, json: 
     const added = encode(next.slice(old.length));
     return ['append', added.length, ...added];
   }
+  const dropped = old ? slidBy(old, next) : undefined;
+  if (old && dropped !== undefined) {
+    const added = encode(next.slice(old.length - dropped));
+    return [`drop:${dropped}`, added.length, ...added];
+  }
   return ['replace', next.length, ...encode(next)];
+}
+
+/**
+ * How many items `next` dropped from the front of `old` when the rest of `old` begins it (the
+ * same items in the same order); undefined when it is not so.
+ */
+function slidBy(old: readonly unknown[], next: readonly unknown[]): number | undefined {
+  if (next.length === 0) return undefined;
+  const dropped = old.indexOf(next[0]);
+  if (dropped <= 0) return undefined;
+  const kept = old.length - dropped;
+  if (kept > next.length) return undefined;
+  for (let index = 0; index < kept; index += 1) if (next[index] !== old[dropped + index]) return undefined;
+  return dropped;
 }
 
 /** What a write does to the group's incidents and to the subject sets that list the group. */

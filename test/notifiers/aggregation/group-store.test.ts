@@ -177,6 +177,40 @@ describe('GroupStore', () => {
     expect((await store.get(key))?.state.pending).toHaveLength(301);
   });
 
+  it('writes a muted storm as it goes: the recent ids slide, they are not rewritten', async () => {
+    // A maintenance window over a site going dark: every event is muted, so each is remembered
+    // among the group's recent ids (at most 512), and past 512 each one pushes the oldest out.
+    const [store] = stores as [GroupStore];
+    const redis = connections[0]!;
+    const now = Date.now();
+    const key = `${groupFor(vpnLost('any'), {}, match).key}-muted`;
+    const mute = (id: string) => (current: GroupRecord | undefined) => {
+      const state = addEvent(
+        current?.state ?? openGroup({ key, labels: {} }, match, now),
+        vpnLost(id),
+        now,
+        match,
+        {
+          muted: true,
+        },
+      );
+      return {
+        result: undefined,
+        next: reschedule({ ...(current ?? newRecord(state)), state }, now, policy),
+      };
+    };
+    for (let index = 0; index < 600; index += 1) await store.update(key, mute(`quiet-${index}`));
+    const recent = store.keys.groupList(key, 'recent');
+    expect(await admin.llen(recent)).toBe(512);
+    const sent = redis.stream.bytesWritten;
+    await store.update(key, mute('quiet-600'));
+    // The header, the new incident, one id and the count to drop: not 512 ids again.
+    expect(redis.stream.bytesWritten - sent).toBeLessThan(3_000);
+    const ids = await admin.lrange(recent, 0, -1);
+    expect(ids).toEqual((await stores[1]!.get(key))?.state.recentIds);
+    expect(ids).toHaveLength(512);
+  });
+
   it('reads back exactly what it wrote, change after change, from another replica', async () => {
     const start = Date.now();
     const [one, two] = stores as [GroupStore, GroupStore];
