@@ -22,10 +22,12 @@ import { iso, isRecord, stateV1, stringOrNull } from './states.js';
  */
 
 /**
- * What the read model reads through; without `keys`, a store of one shard; without `readStamps`,
- * every reading decodes every snapshot (see `FleetReadModelOptions.reuse`).
+ * What the read model reads through; without `keys`, a store of one shard; without the change
+ * feed (`changeCursors`, `changesSince`) and `readStamps`, every reading decodes every snapshot
+ * (see `FleetReadModelOptions.reuse`).
  */
-export type FleetStore = Pick<SnapshotStore, 'read'> & Partial<Pick<SnapshotStore, 'keys' | 'readStamps'>>;
+export type FleetStore = Pick<SnapshotStore, 'read'> &
+  Partial<Pick<SnapshotStore, 'keys' | 'readStamps' | 'changeCursors' | 'changesSince'>>;
 
 export interface ErrorView {
   /**
@@ -218,8 +220,9 @@ export interface FleetReadModelOptions {
   batchSize?: number;
   now?: () => number;
   /**
-   * Keep what `readFleet` decoded, by snapshot version, for the next reading of the same model
-   * (the gauges read the fleet at every scrape). Needs a store with `readStamps`.
+   * Keep what `readFleet` decoded for the next reading of the same model (the gauges read the
+   * fleet at every scrape), and read again only what the store's change feed says changed. Needs
+   * a store with the feed and `readStamps`.
    */
   reuse?: boolean;
 }
@@ -285,24 +288,62 @@ function current(
   return true;
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
+/** The ids of `kind` in `changes`; undefined (read everything) when `changes` is. */
+function changedOf(
+  changes: ReadonlyMap<string, ReadonlySet<string>> | undefined,
+  kind: EntityKind,
+): ReadonlySet<string> | undefined {
+  return changes ? (changes.get(kind) ?? NONE) : undefined;
+}
+
+/** A kind's gauge views of the last reading: for the targets `ids`, in their order, and where each id is. */
+interface Followed<View> {
+  ids: readonly string[];
+  position: ReadonlyMap<string, number>;
+  views: View[];
+}
+
+/** The facets with gauges of `kind`, and how one entity's gauge view is built from their snapshots. */
+function gaugeReader<Kind extends EntityKind>(kind: Kind) {
+  const facets = ENTITY_FACETS[kind].filter((facet) => viewOf(kind, facet).gauge);
+  const build = (id: string, records: ReadonlyArray<SnapshotRecord | undefined>) => {
+    const fields = {};
+    facets.forEach((facet, i) => {
+      const view = viewOf(kind, facet);
+      Object.assign(fields, view.gauge?.(view.read(stateV1(records[i]?.state))));
+    });
+    return { id, ...fields } as EntityGauges<Kind>; // the fields of every facet with gauges: GaugeFields<Kind>
+  };
+  return { facets, build };
+}
+
 export class FleetReadModel {
   readonly #store: FleetStore;
   readonly #batchSize: number;
   readonly #now: () => number;
   /**
-   * With `reuse`: the last reading's gauge views and membership targets by kind, each with the
-   * stamp of the snapshots it was decoded from. A scrape sees a fleet that barely changed since
-   * the last one: reading only the stamps (version and observation time) of every snapshot, and in full only
-   * those that changed, spares decoding the whole fleet's states at every scrape (seconds of CPU at
-   * 100,000 entities). Each reading drops the entities it did not meet, so departed ones go.
+   * With `reuse`: the membership targets by kind, with the stamps of the list snapshots they were
+   * decoded from (a few snapshots: their stamps are read at every reading).
    */
   readonly #reused: Map<string, Map<string, Decoded<unknown>>> | undefined;
+  /**
+   * With `reuse`: each kind's gauge views of the last reading, by id, and where the last reading
+   * left each shard's change feed (undefined: the next reading reads everything). A scrape sees a
+   * fleet that barely changed since the last one: reading only what the feed names spares reading
+   * and decoding the whole fleet at every scrape (seconds of CPU at 100,000 entities), and keeps
+   * no stamps per entity. Each reading drops the entities that left, so departed ones go.
+   */
+  readonly #followed = new Map<EntityKind, Followed<unknown>>();
+  #cursors: string[] | undefined;
 
   constructor(store: FleetStore, options: FleetReadModelOptions = {}) {
     this.#store = store;
     this.#batchSize = Math.max(1, Math.floor(options.batchSize ?? 1_000));
     this.#now = options.now ?? Date.now;
-    this.#reused = options.reuse && store.readStamps ? new Map() : undefined;
+    this.#reused =
+      options.reuse && store.readStamps && store.changeCursors && store.changesSince ? new Map() : undefined;
   }
 
   /** The membership snapshots of `kinds` (every shard's part), in one round trip. */
@@ -355,31 +396,95 @@ export class FleetReadModel {
   }
 
   /** The gauge views of `ids` (in order), only the facets with gauges read. */
-  async gauges<Kind extends EntityKind>(kind: Kind, ids: readonly string[]): Promise<EntityGauges<Kind>[]> {
-    const facets = ENTITY_FACETS[kind].filter((facet) => viewOf(kind, facet).gauge);
-    const build = (id: string, records: ReadonlyArray<SnapshotRecord | undefined>) => {
-      const fields = {};
-      facets.forEach((facet, i) => {
-        const view = viewOf(kind, facet);
-        Object.assign(fields, view.gauge?.(view.read(stateV1(records[i]?.state))));
-      });
-      return { id, ...fields } as EntityGauges<Kind>; // the fields of every facet with gauges: GaugeFields<Kind>
-    };
-    return this.#reused
-      ? this.#reusing(`gauges:${kind}`, kind, ids, facets, build)
-      : this.#entities(kind, ids, facets, build);
+  gauges<Kind extends EntityKind>(kind: Kind, ids: readonly string[]): Promise<EntityGauges<Kind>[]> {
+    const { facets, build } = gaugeReader(kind);
+    return this.#entities(kind, ids, facets, build);
   }
 
-  /** The whole fleet for the gauges: both membership lists in one round trip, then their targets' facets. */
+  /**
+   * The whole fleet for the gauges: both membership lists in one round trip, then their targets'
+   * facets. With `reuse`, only the entities the change feed names since the last reading (and
+   * those new to the lists) are read; the rest keep their views.
+   */
   async readFleet(): Promise<FleetReading> {
     const started = performance.now();
+    const changed = this.#reused ? await this.#changes() : undefined;
     const [vehicles, robots] = await this.#targets(['vehicle', 'robot']);
-    return {
-      vehicles: await this.gauges('vehicle', vehicles!),
-      robots: await this.gauges('robot', robots!),
+    const reading = {
+      vehicles: changed
+        ? await this.#following('vehicle', vehicles!, changedOf(changed.ids, 'vehicle'))
+        : await this.gauges('vehicle', vehicles!),
+      robots: changed
+        ? await this.#following('robot', robots!, changedOf(changed.ids, 'robot'))
+        : await this.gauges('robot', robots!),
       at: this.#now(),
       durationMs: performance.now() - started,
     };
+    // Only once the reading is whole: a reading that failed half-way is made again from the same place.
+    if (changed) this.#cursors = changed.cursors;
+    return reading;
+  }
+
+  /**
+   * The ids of each kind that changed since the last reading (undefined ids: everything is to be
+   * read, the first time and whenever the feed does not reach back to the last reading), and the
+   * feed's cursors this reading leaves it at. Taken before anything is read: a change committed
+   * meanwhile is read now and again next time, never missed.
+   */
+  async #changes(): Promise<{
+    ids: ReadonlyMap<string, ReadonlySet<string>> | undefined;
+    cursors: string[];
+  }> {
+    const store = this.#store;
+    const since = this.#cursors ? await store.changesSince!(this.#cursors) : undefined;
+    if (!since) return { ids: undefined, cursors: await store.changeCursors!() };
+    const ids = new Map<string, Set<string>>();
+    for (const ref of since.refs) {
+      const ofKind = ids.get(ref.kind) ?? new Set<string>();
+      ofKind.add(ref.id);
+      ids.set(ref.kind, ofKind);
+    }
+    return { ids, cursors: since.cursors };
+  }
+
+  /**
+   * The gauge views of `ids` (in order), read for the entities `changed` names or the last
+   * reading did not have, and for every entity when `changed` is undefined. While the list is the
+   * one the last reading had (the same targets, `#targets`), a reading costs what changed: the
+   * last views with the changed ones replaced; else the views are kept by id and those that left go.
+   */
+  async #following<Kind extends EntityKind>(
+    kind: Kind,
+    ids: readonly string[],
+    changed: ReadonlySet<string> | undefined,
+  ): Promise<EntityGauges<Kind>[]> {
+    const last = this.#followed.get(kind) as Followed<EntityGauges<Kind>> | undefined;
+    const { facets, build } = gaugeReader(kind);
+    if (last && last.ids === ids && changed !== undefined) {
+      const stale = [...changed].filter((id) => last.position.has(id));
+      if (stale.length === 0) return last.views;
+      const fresh = await this.#entities(kind, stale, facets, build);
+      const views = last.views.slice();
+      stale.forEach((id, i) => {
+        views[last.position.get(id)!] = fresh[i]!;
+      });
+      this.#followed.set(kind, { ...last, views });
+      return views;
+    }
+    const position = new Map<string, number>();
+    ids.forEach((id, i) => {
+      position.set(id, i);
+    });
+    const stale =
+      last && changed !== undefined ? ids.filter((id) => !last.position.has(id) || changed.has(id)) : ids;
+    const fresh = await this.#entities(kind, stale, facets, build);
+    const read = new Map<string, EntityGauges<Kind>>();
+    stale.forEach((id, i) => {
+      read.set(id, fresh[i]!);
+    });
+    const views = ids.map((id) => read.get(id) ?? last!.views[last!.position.get(id)!]!);
+    this.#followed.set(kind, { ids, position, views });
+    return views;
   }
 
   /** The ids the pollers poll, per kind; with `reuse`, a list is decoded only when it changed. */
@@ -401,63 +506,6 @@ export class FleetReadModel {
     }
     reused.set('targets', lists);
     return kinds.map((kind) => lists.get(kind)!.view);
-  }
-
-  /**
-   * `#entities` for a reading that keeps its views: per batch, the stamps of every snapshot, then
-   * in full only the entities whose stamps differ from the last reading's.
-   */
-  async #reusing<View>(
-    slot: string,
-    kind: EntityKind,
-    ids: readonly string[],
-    facets: readonly string[],
-    build: (id: string, records: ReadonlyArray<SnapshotRecord | undefined>) => View,
-  ): Promise<View[]> {
-    const readStamps = this.#store.readStamps!.bind(this.#store);
-    // Updated in place, not copied into a new map each reading: filling a new map of 100,000
-    // entries costs about 40 ms of the event loop (looking them up, 4 ms), and both maps were
-    // alive together until the reading ended.
-    const kept = (this.#reused!.get(slot) ?? new Map()) as Map<string, Decoded<View>>;
-    this.#reused!.set(slot, kept);
-    const views: View[] = [];
-    if (facets.length === 0) return ids.map((id) => build(id, []));
-    const width = facets.length;
-    const perBatch = Math.max(1, Math.floor(this.#batchSize / width));
-    const refsOf = (batch: readonly string[]): SnapshotRef[] =>
-      batch.flatMap((id) => facets.map((facet) => ({ kind, id, facet })));
-    for (let start = 0; start < ids.length; start += perBatch) {
-      const batch = ids.slice(start, start + perBatch);
-      const stamps = await readStamps(refsOf(batch));
-      // Each entity's entry for this reading: the kept one, or the one decoded below.
-      const entries: Array<Decoded<View> | undefined> = new Array(batch.length);
-      // Positions in the batch of the entities whose stamps changed.
-      const changed: number[] = [];
-      batch.forEach((id, i) => {
-        const known = kept.get(id);
-        entries[i] = known;
-        if (!current(known, stamps, i * width, width)) changed.push(i);
-      });
-      if (changed.length > 0) {
-        const records = await this.#store.read(refsOf(changed.map((i) => batch[i]!)));
-        changed.forEach((at, i) => {
-          const id = batch[at]!;
-          const own = records.slice(i * width, (i + 1) * width);
-          const entry = decoded(stamps, at * width, width, build(id, own));
-          entries[at] = entry;
-          kept.set(id, entry);
-        });
-      }
-      // Every position holds an entry: a missing or stale one was decoded above.
-      for (const entry of entries) views.push(entry!.view);
-    }
-    // Every id read is kept now; more entries than ids means some left the fleet: drop them (the
-    // ids are distinct, as membership targets are, so this sweep runs only when some left).
-    if (kept.size > ids.length) {
-      const listed = new Set(ids);
-      for (const id of kept.keys()) if (!listed.has(id)) kept.delete(id);
-    }
-    return views;
   }
 
   /** Reads `facets` of every id, a batch of ids per round trip, and builds each entity's view at once. */

@@ -8,6 +8,7 @@ import type { LuaScript } from './scripts.js';
  * KEYS (all under one hash tag, so one Cluster slot):
  *   1 snapshot hash   2 outbox stream   3 event log stream   4 entity index zset
  *   5 store marker    6 open incidents hash   7 closed incidents zset   8 incidents revision
+ *   9 change feed stream (each committed snapshot's key, capped at `CHANGE_FEED_MAX` per shard)
  * Incident records are `ARGV[13] .. <id>`: their ids are read from KEYS[6], so they cannot be
  * declared (they share the hash tag, so the call stays in one slot).
  *
@@ -47,6 +48,12 @@ import type { LuaScript } from './scripts.js';
 export const ORDER_LIST_MAX = 1_000;
 export const ORDER_LIST_TTL_MS = 24 * 60 * 60 * 1_000;
 
+/**
+ * Entries the change feed keeps per shard (`MAXLEN ~`): a reader that falls further behind (a
+ * storm of changes, the first cycle of a large fleet) reads everything instead.
+ */
+export const CHANGE_FEED_MAX = 20_000;
+
 export const COMMIT_LUA = `
 local snap = KEYS[1]
 if ARGV[12] ~= '' and redis.call('HGET', KEYS[5], 'epoch') ~= ARGV[12] then
@@ -76,6 +83,7 @@ if ARGV[1] ~= '-' then
   end
   version = current + 1
   redis.call('HSET', snap, 'v', string.format('%d', version), 'state', ARGV[4], 'at', ARGV[3], 'atMs', ARGV[2])
+  redis.call('XADD', KEYS[9], 'MAXLEN', '~', ${CHANGE_FEED_MAX}, '*', 'k', snap)
   if ARGV[5] ~= '' then
     redis.call('HSET', snap, 'seen', ARGV[5])
   end
@@ -156,7 +164,7 @@ return {1, version}
 export const COMMIT_SCRIPT: LuaScript = {
   name: 'fleetwatchCommitSnapshot',
   lua: COMMIT_LUA,
-  numberOfKeys: 8,
+  numberOfKeys: 9,
 };
 
 /** Snapshot hash field names, shared by the script and the reader. */
@@ -180,6 +188,7 @@ export type CommitKeys = [
   openIncidents: string,
   closedIncidents: string,
   incidentsRevision: string,
+  changes: string,
 ];
 
 export type CommitRefusal = 'version' | 'stale' | 'reset' | 'closed';

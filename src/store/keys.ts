@@ -19,6 +19,7 @@ export { assertPrefix, hashTag };
  * {s}:outbox                           stream  events committed but not yet handed to BullMQ
  * {s}:outbox:rejected                  stream  outbox entries the relay could not parse (kept, not lost)
  * {s}:events                           stream  event log, capped with MAXLEN ~
+ * {s}:changes                          stream  the snapshot key of each commit, capped: what changed since a reader looked
  * {s}:lease:poll:<kind>:<id>:<scope>  string  poll lease (owner token, PX ttl)
  * {s}:index:<kind>                     zset    known entity ids, score = first seen (epoch ms)
  * {p}:upstream:window:<name>:<n>       hash    request counts of upstream <name> in window n (expires)
@@ -84,6 +85,8 @@ export interface ShardKeys {
   readonly outboxRejected: string;
   /** Event log stream (capped). */
   readonly events: string;
+  /** The key of every snapshot a commit wrote, in commit order (capped): readers follow it. */
+  readonly changes: string;
   /** Sorted set of known ids of a kind (members are raw ids, score = first seen ms). */
   index(kind: EntityKind): string;
   /** The store marker (its copy in this shard): lets every replica notice that the store was emptied (store-marker.ts). */
@@ -132,6 +135,8 @@ export interface StoreKeys extends ShardKeys {
   snapshot(kind: SnapshotKind, id: string, facet: string, shard?: number): string;
   /** The part of a kind's membership list in `shard` (default 0): `{s}:snap:fleet:<kind>:membership`. */
   membership(kind: EntityKind, shard?: number): string;
+  /** The kind, id and facet of a key `snapshot` made; undefined for any other key. */
+  snapshotOf(key: string): { kind: string; id: string; facet: string } | undefined;
   pollLease(kind: SnapshotKind, id: string, scope: string): string;
   /** Request counts of one upstream (`token`, `fleet`, `robots`) in one counting window. */
   upstreamWindow(name: string, window: number): string;
@@ -158,6 +163,7 @@ function shardKeysOf(shard: number, tag: string): ShardKeys {
     outbox: `${tag}:outbox`,
     outboxRejected: `${tag}:outbox:rejected`,
     events: `${tag}:events`,
+    changes: `${tag}:changes`,
     index: (kind) => `${tag}:index:${encodeSegment(kind)}`,
     storeMarker: `${tag}:store:marker`,
     incident: (id) => `${tag}:incident:${encodeSegment(id)}`,
@@ -200,6 +206,15 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
     subjectOf,
     snapshot,
     membership: (kind, shard = 0) => snapshot('fleet', kind, 'membership', shard),
+    snapshotOf: (key) => {
+      // Segments are percent-encoded, so the three after the tag's `:snap:` hold no `:`.
+      const at = key.indexOf('}:snap:');
+      if (at < 0) return undefined;
+      const parts = key.slice(at + '}:snap:'.length).split(':');
+      if (parts.length !== 3) return undefined;
+      const [kind, id, facet] = parts.map(decodeSegment) as [string, string, string];
+      return { kind, id, facet };
+    },
     // An entity's leases follow the entity (`<kind>/<id>`), whatever the scope.
     pollLease: (kind, id, scope) =>
       `${tagOf(kind, id, scope)}:lease:poll:${encodeSegment(kind)}:${encodeSegment(id)}:${encodeSegment(scope)}`,

@@ -4,6 +4,7 @@ import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../ev
 import type { RedisClient } from '../lib/redis-connection.js';
 import { byShard, pipelineByShard, type ShardGroup } from './by-shard.js';
 import {
+  CHANGE_FEED_MAX,
   COMMIT_SCRIPT,
   type CommitKeys,
   type CommitReply,
@@ -326,6 +327,65 @@ export class SnapshotStore {
     return this.#read(refs, STAMP_FIELDS);
   }
 
+  /**
+   * Where each shard's change feed ends now (its last entry's id; '' when it has none): a reader
+   * that reads everything takes these first, then follows the feed from them (`changesSince`).
+   */
+  async changeCursors(): Promise<string[]> {
+    const replies = await pipelineByShard(
+      this.#redis,
+      this.keys.allShards,
+      (shard) => shard.shard,
+      (pipeline, shard) => pipeline.xrevrange(shard.changes, '+', '-', 'COUNT', 1),
+    );
+    return replies.map(([[error, reply] = [null, null]]) => {
+      if (error) throw error;
+      const [last] = (reply ?? []) as Array<[string, string[]]>;
+      return last?.[0] ?? '';
+    });
+  }
+
+  /**
+   * The snapshots committed in each shard after `cursors` (one per shard, from `changeCursors` or
+   * an earlier answer), at most `max` per shard, with the cursors to follow on from; a snapshot
+   * committed several times is there once. Undefined when a shard's feed does not reach back to
+   * its cursor (trimmed past it, emptied with the store, never started: cursor ''), or holds
+   * more than `max` changes since: the reader then reads everything. A change the answer misses is
+   * not lost: the cursors stop at the last entry read.
+   */
+  async changesSince(
+    cursors: readonly string[],
+    max = CHANGE_FEED_MAX,
+  ): Promise<{ refs: SnapshotRef[]; cursors: string[] } | undefined> {
+    const shards = this.keys.allShards;
+    if (cursors.length !== shards.length || cursors.some((cursor) => cursor === '')) return undefined;
+    // From the cursor's own entry: finding it first proves nothing before it was trimmed away.
+    const replies = await pipelineByShard(
+      this.#redis,
+      shards,
+      (shard) => shard.shard,
+      (pipeline, shard) => pipeline.xrange(shard.changes, cursors[shard.shard]!, '+', 'COUNT', max + 1),
+    );
+    const seen = new Set<string>();
+    const refs: SnapshotRef[] = [];
+    const next: string[] = [];
+    for (const [index, [[error, reply] = [null, null]]] of replies.entries()) {
+      if (error) throw error;
+      const entries = (reply ?? []) as Array<[string, string[]]>;
+      if (entries[0]?.[0] !== cursors[index] || entries.length > max) return undefined;
+      next.push(entries.at(-1)![0]);
+      for (let at = 1; at < entries.length; at += 1) {
+        const fields = entries[at]![1];
+        const key = fields[fields.indexOf('k') + 1];
+        if (key === undefined || seen.has(key)) continue;
+        seen.add(key);
+        const ref = this.keys.snapshotOf(key);
+        if (ref) refs.push({ ...ref, kind: ref.kind as SnapshotKind });
+      }
+    }
+    return { refs, cursors: next };
+  }
+
   async #read(refs: readonly SnapshotRef[], fields: readonly string[]): Promise<SnapshotRecord[]> {
     if (refs.length === 0) return [];
     const calls = scriptCalls(refs, (ref) => this.shardOf(ref));
@@ -614,6 +674,7 @@ export class SnapshotStore {
       shard.incidentsOpen,
       shard.incidentsClosed,
       shard.incidentsRevision,
+      shard.changes,
     ];
     return { keys, args, events, incidents: ops.length > 0, shard: shard.shard };
   }

@@ -4,6 +4,7 @@ import { toFleetEvent } from '../events/cloud-event.js';
 import type { FleetEvent } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { pipelineByShard } from './by-shard.js';
+import { CHANGE_FEED_MAX } from './commit-script.js';
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { type IncidentRecord, incidentField, recordFields } from './incidents.js';
 import { type ShardKeys, type StoreKeys, storeKeys } from './keys.js';
@@ -126,6 +127,12 @@ for _ = 1, n do
   i = i + 3 + count
 end`;
 
+/**
+ * Lua: a seeded snapshot (KEYS[k]) to the shard's change feed, as a commit's goes (commit-script.ts):
+ * the feed's key is the last ARGV (in the shard's slot, as the incident records are).
+ */
+const FEED_LUA = `redis.call('XADD', ARGV[#ARGV], 'MAXLEN', '~', ${CHANGE_FEED_MAX}, '*', 'k', KEYS[k])`;
+
 /** Lua: the reset's event (ARGV 6–9) to the outbox (KEYS[2]) and the capped event log (KEYS[3]). */
 const APPEND_EVENT_LUA = `  redis.call('XADD', KEYS[2], '*', 'id', ARGV[6], 'event', ARGV[9])
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*', 'id', ARGV[6], 'type', ARGV[7], 'subject', ARGV[8], 'event', ARGV[9])`;
@@ -167,6 +174,7 @@ for k = 6, #KEYS do
   local at = seeds + (k - 6) * 4
   redis.call('HSET', KEYS[k], 'v', string.format('%d', tonumber(ARGV[at]) + 1), 'state', ARGV[at + 1],
     'at', ARGV[at + 2], 'atMs', ARGV[at + 3])
+  ${FEED_LUA}
 end
 redis.call('INCR', KEYS[5])
 if expect ~= 'carry' then
@@ -238,6 +246,7 @@ for k = 6, #KEYS do
   if (tonumber(redis.call('HGET', KEYS[k], 'v')) or 0) == tonumber(ARGV[at]) then
     redis.call('HSET', KEYS[k], 'v', string.format('%d', tonumber(ARGV[at]) + 1), 'state', ARGV[at + 1],
       'at', ARGV[at + 2], 'atMs', ARGV[at + 3])
+    ${FEED_LUA}
   end
 end
 redis.call('INCR', KEYS[5])
@@ -368,7 +377,13 @@ export class StoreMarker {
     event: FleetEvent | undefined,
     keys: Pick<
       ShardKeys,
-      'storeMarker' | 'outbox' | 'events' | 'incidentsOpen' | 'incidentsRevision' | 'incidentPrefix'
+      | 'storeMarker'
+      | 'outbox'
+      | 'events'
+      | 'incidentsOpen'
+      | 'incidentsRevision'
+      | 'incidentPrefix'
+      | 'changes'
     >,
     incidents: readonly IncidentRecord[],
     seeds: readonly SnapshotSeed[],
@@ -393,6 +408,8 @@ export class StoreMarker {
     for (const seed of seeds) {
       args.push(seed.expectedVersion, JSON.stringify(seed.state ?? null), seed.at, Date.parse(seed.at));
     }
+    // Last: the change feed, where a seeded snapshot is announced as a committed one is.
+    args.push(keys.changes);
     return {
       keys: [
         keys.storeMarker,

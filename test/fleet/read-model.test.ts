@@ -16,6 +16,8 @@ function fleet(listed: string[]) {
       store.listVersion += 1;
     },
     fullReads: [] as string[],
+    /** The change feed: the entities committed, in order; a cursor is how many were seen. */
+    feed: [] as SnapshotRef[],
     async read(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
       return refs.map((ref): SnapshotRecord => {
         if (ref.kind === 'fleet')
@@ -30,12 +32,18 @@ function fleet(listed: string[]) {
     async readStamps(refs: readonly SnapshotRef[]): Promise<SnapshotRecord[]> {
       return refs.map((ref) => ({ version: ref.kind === 'fleet' ? store.listVersion : 1, state: undefined }));
     },
+    async changeCursors(): Promise<string[]> {
+      return [String(store.feed.length)];
+    },
+    async changesSince(cursors: readonly string[]) {
+      return { refs: store.feed.slice(Number(cursors[0])), cursors: [String(store.feed.length)] };
+    },
   };
   return store satisfies FleetStore;
 }
 
 describe('the fleet reading for the gauges', () => {
-  it('decodes an unchanged entity once, and forgets one that left the fleet', async () => {
+  it('decodes an unchanged entity once, again when the feed names it, and forgets one that left', async () => {
     const store = fleet(['V-1', 'V-2', 'V-3']);
     const model = new FleetReadModel(store, { reuse: true, batchSize: 2 });
     expect((await model.readFleet()).vehicles.map((vehicle) => vehicle.id)).toEqual(['V-1', 'V-2', 'V-3']);
@@ -44,6 +52,12 @@ describe('the fleet reading for the gauges', () => {
     // Nothing changed: nothing read in full.
     await model.readFleet();
     expect(store.fullReads).toHaveLength(first);
+    // V-3 committed: only V-3 is read again.
+    store.feed.push({ kind: 'vehicle', id: 'V-3', facet: 'link' });
+    await model.readFleet();
+    expect(store.fullReads.slice(first).every((read) => read.startsWith('V-3/'))).toBe(true);
+    expect(store.fullReads.length).toBeGreaterThan(first);
+    store.fullReads.length = first;
     // V-2 leaves: it is gone from the reading, and from what the model keeps…
     store.list(['V-1', 'V-3']);
     expect((await model.readFleet()).vehicles.map((vehicle) => vehicle.id)).toEqual(['V-1', 'V-3']);

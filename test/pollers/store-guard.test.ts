@@ -14,6 +14,7 @@ import { StoreLossGuard } from '../../src/pollers/store-guard.js';
 import { upstreamRef } from '../../src/pollers/upstream-windows.js';
 import { EventLog } from '../../src/store/event-log.js';
 import { IncidentStore } from '../../src/store/incidents.js';
+import { storeKeys } from '../../src/store/keys.js';
 import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
 import { StoreMarker } from '../../src/store/store-marker.js';
 import { connect, deletePrefixKeys, eventually, redisUrl } from '../support/redis.js';
@@ -201,6 +202,18 @@ describe.each([1, 4])('with %i shard(s)', (shards) => {
       expect([...a.told, ...b.told].map((event) => event.id)).toEqual([resets[0]?.event.id]);
       const carried = await a.incidents.open();
       expect(carried.map((record) => record.id).sort()).toEqual(before.map((record) => record.id).sort());
+      // The snapshots seeded for them are in the change feed, as committed ones are: a reader
+      // following it (the fleet gauges) reads them.
+      const keys = storeKeys(prefix, shards);
+      const fed = (await Promise.all(keys.allShards.map((shard) => admin.xrange(shard.changes, '-', '+'))))
+        .flat()
+        .map(([, fields]) => fields[1]);
+      expect(fed).toEqual(
+        expect.arrayContaining([
+          keys.snapshot('vehicle', 'veh-1', 'link'),
+          keys.snapshot('robot', 'rb-1', 'health'),
+        ]),
+      );
 
       // Now good: each resolves once, with the duration since the incident began before the loss.
       const resolved = [

@@ -191,6 +191,34 @@ describe.each([1, 4])('SnapshotStore with %i shard(s)', (shards) => {
       }
     });
 
+    it("names each committed snapshot in its shard's change feed, once per reading, from where the last left", async () => {
+      const at = (s: number) => new Date(Date.UTC(2026, 2, 1, 11, 0, s)).toISOString();
+      const refs = ['V-feed-1', 'V-feed-2', 'V-feed:3'].map((id) => vehicle(id));
+      for (const ref of refs) await store.commit(ref, 0, { state: 1, observedAt: at(1) }, []);
+      const cursors = await store.changeCursors();
+      expect(cursors).toHaveLength(shards);
+      expect(await store.changesSince(cursors)).toEqual({ refs: [], cursors });
+      // Two commits of one snapshot and one of another; a refused commit and a touch add nothing.
+      await store.commit(refs[0]!, 1, { state: 2, observedAt: at(2) }, []);
+      await store.commit(refs[0]!, 2, { state: 3, observedAt: at(3) }, []);
+      await store.commit(refs[2]!, 1, { state: 2, observedAt: at(2) }, []);
+      await store.commit(refs[1]!, 0, { state: 9, observedAt: at(9) }, []);
+      await store.touch([{ ref: refs[1]!, polledAt: at(10) }]);
+      const since = await store.changesSince(cursors);
+      expect(
+        since?.refs
+          .map(({ kind, id, facet }) => ({ kind, id, facet }))
+          .sort((a, b) => a.id.localeCompare(b.id)),
+      ).toEqual([vehicle('V-feed-1'), vehicle('V-feed:3')]);
+      // Followed on from the answer's cursors: nothing new.
+      expect((await store.changesSince(since!.cursors))?.refs).toEqual([]);
+      // More changes than asked for, a cursor the feed no longer holds, or none: read everything.
+      expect(await store.changesSince(cursors, 1)).toBeUndefined();
+      expect(await store.changesSince(cursors.map(() => ''))).toBeUndefined();
+      expect(await store.changesSince(cursors.map(() => '1-0'))).toBeUndefined();
+      expect(await store.changesSince([])).toBeUndefined();
+    });
+
     it('derives stable, BullMQ-safe event ids', async () => {
       const key = store.keyOf(vehicle('V-ids'));
       const a = eventId(key, 3, 1_700_000_000_000, 0);
