@@ -76,6 +76,21 @@ describe.skipIf(unavailable !== undefined)('the store over 12 shards on a Redis 
     expect(results.every((result) => result.committed)).toBe(true);
     const records = await store.read(ids.map(link));
     expect(records.map((record) => record.version)).toEqual(ids.map(() => 1));
+    // Every shard's change feed names what was committed after the cursors, read from every
+    // master in one go.
+    const cursors = await store.changeCursors();
+    expect(cursors.every((cursor) => cursor !== '')).toBe(true);
+    const again = ids.filter((_, i) => i % 7 === 0);
+    const next = {
+      state: { vpnConnected: true },
+      observedAt: new Date(Date.parse(at) + 1_000).toISOString(),
+    };
+    const second = await store.commitMany(
+      again.map((id) => ({ ref: link(id), expectedVersion: 1, next, drafts: [] })),
+    );
+    expect(second.every((result) => result.committed)).toBe(true);
+    const since = await store.changesSince(cursors);
+    expect(since?.refs.map((ref) => ref.id).sort()).toEqual([...again].sort());
     await store.touch(ids.map((id) => ({ ref: link(id), polledAt: at })));
     expect((await store.readHeaders(ids.map(link))).every((record) => record.lastPolledAt === at)).toBe(true);
     expect((await store.listIds('vehicle')).sort()).toEqual(ids);
