@@ -31,14 +31,7 @@ export interface EncodedPayload {
 
 /** Throws when there is no event, or an event cannot be written as JSON (a bug upstream of here). */
 export function encodePayload(events: readonly FleetEvent[]): EncodedPayload {
-  const [only] = events;
-  if (only === undefined) throw new Error('the notification has no events');
-  const single = events.length === 1;
-  const text = JSON.stringify(single ? only : events);
-  return {
-    body: Buffer.from(text, 'utf8'),
-    contentType: single ? CLOUDEVENT_CONTENT_TYPE : CLOUDEVENT_BATCH_CONTENT_TYPE,
-  };
+  return encodeParts(events, Number.POSITIVE_INFINITY)[0]!;
 }
 
 /**
