@@ -41,7 +41,8 @@ export { assertPrefix, hashTag };
  * {p}:delivered:<receiver>:<id>        string  delivered marker of a notification (EX 1 day)
  * {p}:receiver:<name>:disabled         hash    why a receiver is disabled (deliveryKeys below)
  * {p}:receiver:<name>:hold             string  why and until when a receiver is held (JSON, PX = the hold)
- * {p}:<kind>:<receiver>                any     a receiver kind's own state (alertmanager: hash of pushed alerts)
+ * {p}:<kind>:<receiver>                any     a receiver kind's own state (alertmanager: hash of pushed alerts;
+ *                                              pagerduty: hash of incidents folded into group alerts)
  * {p}:<queue>:...                      BullMQ  (prefix `{p}`)
  * ```
  *

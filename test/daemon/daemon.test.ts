@@ -273,7 +273,9 @@ const THREADED = { concurrency: 4, shutdown_grace: '3s', poll_thread: true };
  * What the daemon shows must not change: events, counters, metrics, log lines and the shutdown.
  */
 describe('startDaemon with worker.poll_thread', () => {
-  it('polls on its own thread: events, counters, metrics and its log lines reach the daemon, and it stops cleanly', async () => {
+  it('polls on its own thread: events, counters, metrics and its log lines reach the daemon, and it stops cleanly', {
+    timeout: 60_000,
+  }, async () => {
     const received: FleetEvent[] = [];
     const { lines, logger } = captureJsonLog('debug');
     const daemon = startDaemon(config({ worker: THREADED }), {
@@ -284,9 +286,12 @@ describe('startDaemon with worker.poll_thread', () => {
       relay: { blockMs: 200 },
     });
     running.push(daemon);
+    // The poll thread compiles its modules when it starts: on a loaded machine that alone can take
+    // seconds, so the first polls get a wider margin than the events after them.
     await eventually(
       async () => daemon.counters.totals.get('power')?.observed ?? 0,
       (observed) => observed >= 6,
+      { timeoutMs: 30_000 },
     );
     const target = 'veh-0003';
     sim.control.updateVehicle(target, { vpnConnected: false });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { catalogueEntry, isFleetEventType } from '../../events/catalogue.js';
-import type { FleetEvent, Severity } from '../../events/types.js';
+import { isSeverity, maxSeverity, severityOf } from '../../events/severity.js';
+import type { FleetEvent } from '../../events/types.js';
 import { canonicalJson } from '../../lib/stable-hash.js';
 
 /**
@@ -31,27 +32,8 @@ export type BuiltinLabel = (typeof BUILTIN_LABELS)[number];
 /** `group_by: ['...']`: group by every label, i.e. one group per incident (or per type and subject). */
 export const GROUP_BY_ALL = '...';
 
-const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
-
-export function severityRank(severity: Severity): number {
-  return SEVERITY_RANK[severity];
-}
-
-export function isSeverity(value: unknown): value is Severity {
-  return typeof value === 'string' && Object.hasOwn(SEVERITY_RANK, value);
-}
-
-/** The higher of two severities. */
-export function maxSeverity(a: Severity, b: Severity): Severity {
-  return SEVERITY_RANK[a] >= SEVERITY_RANK[b] ? a : b;
-}
-
-/** The event's severity (`data.severity`), falling back to the catalogue's, then `info`. */
-export function severityOf(event: FleetEvent): Severity {
-  const declared = event.data?.severity;
-  if (isSeverity(declared)) return declared;
-  return isFleetEventType(event.type) ? catalogueEntry(event.type).severity : 'info';
-}
+/** Severity belongs to events (`events/severity.ts`); routing names it among its labels. */
+export { isSeverity, maxSeverity, severityOf, severityRank } from '../../events/severity.js';
 
 /** `vehicle`, `robot` or `upstream`: the part of the subject before the first `/`. */
 export function kindOf(subject: string): string {

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FleetEvent } from '../../../src/events/types.js';
 import { exponentialPolicy } from '../../../src/lib/retry-policy.js';
-import type { Notifier } from '../../../src/notifiers/notifier.js';
+import type { Notification, Notifier } from '../../../src/notifiers/notifier.js';
 import { pagerDutyNotifierFactory } from '../../../src/notifiers/receivers/pagerduty/index.js';
+import { deliveryKeys } from '../../../src/store/keys.js';
 import { PagerDutyStandin, pagerDutyAnswers } from '../../support/pagerduty-standin.js';
 import { DeliveryHarness, notification, silent, vpnLost } from './helpers.js';
 
@@ -16,14 +18,7 @@ let notifier: Notifier;
 beforeEach(async () => {
   h = await new DeliveryHarness().open();
   standin = await PagerDutyStandin.start();
-  const config = pagerDutyNotifierFactory.configSchema.parse({
-    kind: 'pagerduty',
-    name: RECEIVER,
-    routing_key: standin.routingKey,
-    url: standin.url,
-    timeout: '2s',
-  });
-  notifier = pagerDutyNotifierFactory.create(config, { logger: silent, secrets: h.secrets });
+  notifier = pagerDutyNotifierFactory.create(receiverConfig(), { logger: silent, secrets: h.secrets });
 });
 
 afterEach(async () => {
@@ -31,6 +26,17 @@ afterEach(async () => {
   await notifier.close?.();
   await standin.close();
 });
+
+/** The receiver on the stand-in. */
+function receiverConfig() {
+  return pagerDutyNotifierFactory.configSchema.parse({
+    kind: 'pagerduty',
+    name: RECEIVER,
+    routing_key: standin.routingKey,
+    url: standin.url,
+    timeout: '2s',
+  });
+}
 
 /** The shortest `max_hold` there is: PagerDuty's 429 asks for 30 s, the hold is cut to this. */
 const MAX_HOLD_MS = 1_000;
@@ -116,3 +122,139 @@ describe('delivery to PagerDuty', () => {
     });
   });
 });
+
+/** `vehicle.vpn.connected` of `vehicleId`: the resolution of its VPN incident. */
+function vpnBack(vehicleId: string, offsetMs = 0): FleetEvent {
+  const lost = vpnLost(vehicleId, offsetMs);
+  return {
+    ...lost,
+    id: `evt-back-${vehicleId}-${offsetMs}`,
+    type: 'vehicle.vpn.connected',
+    data: { severity: 'info', vehicleId, previous: 'disconnected', current: 'connected', durationMs: 60_000 },
+  };
+}
+
+const ids = (count: number) =>
+  Array.from({ length: count }, (_, index) => `veh-${String(index + 1).padStart(4, '0')}`);
+
+describe('delivery to PagerDuty in a storm', () => {
+  const GROUP = `test/group/${RECEIVER}/type=vehicle.vpn.disconnected`;
+  let folding: Notifier;
+  let stateKey: string;
+
+  beforeEach(() => {
+    stateKey = deliveryKeys(h.prefix).receiverState('pagerduty', RECEIVER);
+    folding = pagerDutyNotifierFactory.create(receiverConfig(), {
+      logger: silent,
+      secrets: h.secrets,
+      redis: { connection: h.connection, key: stateKey },
+    });
+  });
+
+  afterEach(async () => {
+    await folding.close?.();
+  });
+
+  it('pages 300 robots down as one alert, kept through a retry, and resolves it with the last one back', async () => {
+    // The first attempt records the fold, then PagerDuty fails the group's trigger.
+    standin.enqueue(pagerDutyAnswers.serverError());
+    const vehicles = ids(300);
+    await h.enqueue(
+      notification(
+        'ntf-down',
+        RECEIVER,
+        vehicles.map((id, index) => vpnLost(id, index)),
+      ),
+      notification(
+        'ntf-back-1',
+        RECEIVER,
+        vehicles.slice(0, 299).map((id) => vpnBack(id, 120_000)),
+      ),
+      notification(
+        'ntf-back-2',
+        RECEIVER,
+        vehicles.slice(299).map((id) => vpnBack(id, 180_000)),
+      ),
+    );
+    const { watch, reports } = await h.start({
+      name: RECEIVER,
+      kind: 'pagerduty',
+      notifier: folding,
+      policy: FAST,
+      maxHoldMs: MAX_HOLD_MS,
+    });
+
+    expect(await watch.nth('ntf-down')).toMatchObject({ state: 'completed', result: { attempt: 2 } });
+    expect(await watch.nth('ntf-back-2')).toMatchObject({ state: 'completed' });
+    expect(reports.map((report) => [report.notificationId, report.outcome.kind])).toEqual([
+      ['ntf-down', 'retry'],
+      ['ntf-down', 'delivered'],
+      ['ntf-back-1', 'delivered'],
+      ['ntf-back-2', 'delivered'],
+    ]);
+    // 600 incident changes, 3 PagerDuty events: the trigger twice (a 500, then accepted), one resolve.
+    expect(
+      standin.received.map((item) => {
+        const body = item.body as { event_action: string; dedup_key: string };
+        return [body.event_action, body.dedup_key, item.status];
+      }),
+    ).toEqual([
+      ['trigger', GROUP, 500],
+      ['trigger', GROUP, 202],
+      ['resolve', GROUP, 202],
+    ]);
+    expect(standin.alerts.map((alert) => [alert.dedupKey, alert.status, alert.triggers])).toEqual([
+      [GROUP, 'resolved', 1],
+    ]);
+    const trigger = standin.received[1]?.body as { payload: { summary: string } };
+    expect(trigger.payload.summary).toBe(
+      '300 vehicles lost their VPN connection: 300 incidents in this alert',
+    );
+    // Nothing is left of the fold once its alert is resolved.
+    expect(await h.connection.exists(stateKey)).toBe(0);
+  });
+
+  it('remembers the fold in Redis: another replica’s notifier resolves it', async () => {
+    const vehicles = ids(25);
+    await h.enqueue(
+      notification(
+        'ntf-down',
+        RECEIVER,
+        vehicles.map((id, index) => vpnLost(id, index)),
+      ),
+    );
+    const first = await h.start({ name: RECEIVER, kind: 'pagerduty', notifier: folding, policy: FAST });
+    expect(await first.watch.nth('ntf-down')).toMatchObject({ state: 'completed' });
+    expect(await h.connection.hget(stateKey, `n:${GROUP}`)).toBe('25');
+    expect(await h.connection.hget(stateKey, 'i:test/vehicle/veh-0007#vpn')).toBe(GROUP);
+
+    // A notifier built afresh (a restart, another replica) reads the same record.
+    const again = pagerDutyNotifierFactory.create(receiverConfig(), {
+      logger: silent,
+      secrets: h.secrets,
+      redis: { connection: h.connection, key: stateKey },
+    });
+    const { received, outcome } = await deliverOnce(
+      again,
+      notification(
+        'ntf-back',
+        RECEIVER,
+        vehicles.map((id) => vpnBack(id, 60_000)),
+      ),
+    );
+    await again.close?.();
+    expect(outcome.kind).toBe('delivered');
+    expect(received).toEqual([['resolve', GROUP]]);
+    expect(standin.open()).toEqual([]);
+  });
+});
+
+async function deliverOnce(notifier: Notifier, sent: Notification) {
+  const before = standin.received.length;
+  const outcome = await notifier.deliver(sent, { attempt: 1 });
+  const received = standin.received.slice(before).map((item) => {
+    const body = item.body as { event_action: string; dedup_key: string };
+    return [body.event_action, body.dedup_key];
+  });
+  return { received, outcome };
+}

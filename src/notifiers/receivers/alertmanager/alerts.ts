@@ -1,6 +1,7 @@
-import { EVENT, findEntry, severitySchema } from '../../../events/catalogue.js';
+import { EVENT, findEntry } from '../../../events/catalogue.js';
 import { describeEvent } from '../../../events/describe.js';
 import { incidentRefOf, incidentStart } from '../../../events/incident-ref.js';
+import { maxSeverity, severityOf } from '../../../events/severity.js';
 import type { FleetEvent, Severity } from '../../../events/types.js';
 import { consolePageUrl, type Notification } from '../../notifier.js';
 
@@ -71,7 +72,6 @@ export interface AlertPlan {
 const EVENT_LABELS = new Set(['type', 'subject', 'severity', 'kind', 'incident']);
 const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const REMOVED = new Set<string>([EVENT.vehicleRemoved, EVENT.robotRemoved]);
-const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 const ENTITY_PAGES = new Set(['vehicle', 'robot']);
 const INSTALLATION_SOURCE = 'fleetwatch/';
 
@@ -88,16 +88,6 @@ export function incidentIds(notification: Notification): string[] {
     if (ref) ids.add(ref.id);
   }
   return [...ids];
-}
-
-function severityOf(event: FleetEvent): Severity {
-  const declared = severitySchema.safeParse(event.data.severity);
-  if (declared.success) return declared.data;
-  return findEntry(event.type)?.severity ?? 'info';
-}
-
-function higher(a: Severity, b: Severity): Severity {
-  return SEVERITY_RANK[a] >= SEVERITY_RANK[b] ? a : b;
 }
 
 /** The entity tags among the group labels (`group_by: [site]` → `site`), empty values left out. */
@@ -238,7 +228,7 @@ export function planAlerts(
         resolve(
           ref.id,
           {
-            labels: labelsOf(event, ref.firing, higher(severityOf(event), firingSeverity), tags),
+            labels: labelsOf(event, ref.firing, maxSeverity(severityOf(event), firingSeverity), tags),
             startsAt: incidentStart(event),
             ...link,
             firedAt: at,

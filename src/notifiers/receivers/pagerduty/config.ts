@@ -14,6 +14,7 @@ import { maxHoldSchema, receiverNameSchema } from '../../notifier.js';
  *   severity_map: { warning: error }        # optional: fleetwatch severity → PagerDuty severity
  *   changes: trigger                        # events of no incident: trigger (default) or skip
  *   events_per_minute: 120                  # pacing per receiver and process (1 to 1000)
+ *   fold_above: 20                          # more new incidents at once: one alert for them
  *   timeout: 10s
  *   max_hold: 5m
  * ```
@@ -25,6 +26,9 @@ export const EVENTS_API_URL = 'https://events.pagerduty.com/v2/enqueue';
 /** Events PagerDuty accepts per routing key and minute (its documented Events API limit). */
 export const DEFAULT_EVENTS_PER_MINUTE = 120;
 const MAX_EVENTS_PER_MINUTE = 1_000;
+/** New incidents in one notification above which they become one alert of their group (fold.ts). */
+export const DEFAULT_FOLD_ABOVE = 20;
+const MAX_FOLD_ABOVE = 100_000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
 const MAX_TIMEOUT_MS = 2 * 60_000;
 
@@ -74,6 +78,8 @@ export const pagerDutyReceiverSchema = z
     changes: z.enum(['trigger', 'skip'], { error: 'expected trigger or skip' }).default('trigger'),
     /** Sends per minute at most (PagerDuty allows 120 per routing key). */
     events_per_minute: countField(1, MAX_EVENTS_PER_MINUTE).default(DEFAULT_EVENTS_PER_MINUTE),
+    /** More incidents new to PagerDuty (or changes) than this in one notification: one alert for them. */
+    fold_above: countField(1, MAX_FOLD_ABOVE).default(DEFAULT_FOLD_ABOVE),
   })
   .strict();
 

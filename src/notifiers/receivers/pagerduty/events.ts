@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { CATALOGUE, findEntry } from '../../../events/catalogue.js';
+import { CATALOGUE } from '../../../events/catalogue.js';
 import { describeEvent } from '../../../events/describe.js';
 import { incidentId, incidentRefOf } from '../../../events/incident-ref.js';
+import { severityOf } from '../../../events/severity.js';
 import type { FleetEvent, Severity } from '../../../events/types.js';
 import { consolePageUrl, type Notification } from '../../notifier.js';
 import type { PagerDutySeverity } from './config.js';
@@ -87,13 +88,7 @@ export function boundedSummary(text: string): string {
   return chars.length <= MAX_SUMMARY_CHARS ? text : `${chars.slice(0, MAX_SUMMARY_CHARS - 1).join('')}…`;
 }
 
-function severityOf(event: FleetEvent): Severity {
-  const declared = event.data?.severity;
-  if (declared === 'info' || declared === 'warning' || declared === 'critical') return declared;
-  return findEntry(event.type)?.severity ?? 'info';
-}
-
-function kindOf(subject: string): string {
+export function kindOf(subject: string): string {
   const slash = subject.indexOf('/');
   return slash === -1 ? subject : subject.slice(0, slash);
 }
@@ -122,7 +117,7 @@ function links(event: FleetEvent, base: string): Array<{ href: string; text: str
   return found;
 }
 
-function trigger(
+export function trigger(
   event: FleetEvent,
   key: string,
   incident: string | undefined,
@@ -160,7 +155,7 @@ function incidentKeysOf(kind: string): string[] {
 const REMOVED = /^(vehicle|robot)\.removed$/;
 
 /** What one notification says about one incident, reduced to what PagerDuty needs. */
-interface IncidentSteps {
+export interface IncidentSteps {
   /** `<subject>#<key>` */
   id: string;
   dedupKey: string;
@@ -172,7 +167,7 @@ interface IncidentSteps {
   acknowledge?: FleetEvent;
 }
 
-type Step = { kind: 'incident'; steps: IncidentSteps } | { kind: 'change'; event: FleetEvent };
+export type Step = { kind: 'incident'; steps: IncidentSteps } | { kind: 'change'; event: FleetEvent };
 
 function record(steps: IncidentSteps, role: 'fires' | 'resolves' | 'acknowledges', event: FleetEvent): void {
   switch (role) {
@@ -194,8 +189,8 @@ function record(steps: IncidentSteps, role: 'fires' | 'resolves' | 'acknowledges
   }
 }
 
-/** The Events API events of a notification, in the order they are to be sent. */
-export function planEvents(notification: Notification, options: PlanOptions): PlannedEvent[] {
+/** What a notification says, incident by incident and change by change, in first-appearance order. */
+export function stepsOf(notification: Notification): Step[] {
   const order: Step[] = [];
   const incidents = new Map<string, IncidentSteps>();
   // Keyed by dedup key: the same incident id in two installations is two alerts.
@@ -222,19 +217,34 @@ export function planEvents(notification: Notification, options: PlanOptions): Pl
         record(incident(event, incidentId(event.subject, key)), 'resolves', event);
     }
   }
+  return order;
+}
 
+/** A change's own trigger (`<installation>/event/<id>`), or nothing with `changes: skip`. */
+export function changeTrigger(event: FleetEvent, options: PlanOptions): PlannedEvent | undefined {
+  if (options.changes !== 'trigger') return undefined;
+  return trigger(event, dedupKey(event, `event/${event.id}`), undefined, options);
+}
+
+/** An incident's events: its resolve, then its trigger, then its acknowledgement, as it has them. */
+export function incidentEvents(steps: IncidentSteps, options: PlanOptions): PlannedEvent[] {
+  const { id, dedupKey: key, resolve, trigger: firing, acknowledge } = steps;
   const planned: PlannedEvent[] = [];
-  for (const step of order) {
-    if (step.kind === 'change') {
-      if (options.changes === 'trigger') {
-        planned.push(trigger(step.event, dedupKey(step.event, `event/${step.event.id}`), undefined, options));
-      }
-      continue;
+  if (resolve) planned.push({ event_action: 'resolve', dedup_key: key });
+  if (firing) planned.push(trigger(firing, key, id, options));
+  if (acknowledge) planned.push({ event_action: 'acknowledge', dedup_key: key });
+  return planned;
+}
+
+/** The Events API events of a notification, one alert per incident, in the order they are to be sent. */
+export function planEvents(notification: Notification, options: PlanOptions): PlannedEvent[] {
+  const planned: PlannedEvent[] = [];
+  for (const step of stepsOf(notification)) {
+    if (step.kind === 'incident') planned.push(...incidentEvents(step.steps, options));
+    else {
+      const change = changeTrigger(step.event, options);
+      if (change) planned.push(change);
     }
-    const { id, dedupKey: key, resolve, trigger: firing, acknowledge } = step.steps;
-    if (resolve) planned.push({ event_action: 'resolve', dedup_key: key });
-    if (firing) planned.push(trigger(firing, key, id, options));
-    if (acknowledge) planned.push({ event_action: 'acknowledge', dedup_key: key });
   }
   return planned;
 }

@@ -15,10 +15,20 @@ import type {
 import { logAttempt } from '../../notifier.js';
 import { type EventResult, resultOfAnswer } from './answer.js';
 import { DEFAULT_SEVERITY_MAP, type PagerDutyReceiverConfig, pagerDutySecrets } from './config.js';
-import { type PlannedEvent, type PlanOptions, planEvents } from './events.js';
+import { type PlannedEvent, stepsOf } from './events.js';
+import { type FoldOptions, type FoldPlan, groupAlertKey, NO_FOLDS, planFolded } from './fold.js';
+import { FoldStore } from './fold-store.js';
 import { SendPacer } from './pacer.js';
 
 const MINUTE_MS = 60_000;
+
+/** How far one attempt got: events sent, refused, the last status. */
+interface Sent {
+  count: number;
+  total: number;
+  refused: string[];
+  status?: number | undefined;
+}
 const HEADERS = { 'content-type': 'application/json', 'user-agent': `fleetwatch/${VERSION}` };
 
 export interface PagerDutyNotifierOptions {
@@ -32,7 +42,9 @@ export interface PagerDutyNotifierOptions {
 
 /**
  * Delivers a notification to PagerDuty's Events API v2 as one event per incident (see
- * `events.ts`), sent one after the other in the notification's order, each paced (`pacer.ts`).
+ * `events.ts`), sent one after the other in the notification's order, each paced (`pacer.ts`);
+ * a storm of new incidents becomes one alert of its group (`fold.ts`), which the receiver's Redis
+ * key remembers (`fold-store.ts`). Built without Redis (a test's notifier), it folds nothing.
  *
  * Delivery is at least once: when an event fails half-way through a notification (5xx, time-out,
  * 429), the outcome is that failure and the whole notification is sent again later, events that
@@ -48,7 +60,8 @@ export class PagerDutyNotifier implements Notifier {
   readonly kind = 'pagerduty';
   readonly name: string;
   readonly #config: PagerDutyReceiverConfig;
-  readonly #plan: PlanOptions;
+  readonly #plan: FoldOptions;
+  readonly #folds: FoldStore | undefined;
   readonly #pacer: SendPacer;
   readonly #logger: Logger;
   readonly #secrets: SecretRegistry;
@@ -69,7 +82,10 @@ export class PagerDutyNotifier implements Notifier {
       severityMap: { ...DEFAULT_SEVERITY_MAP, ...config.severity_map },
       changes: config.changes,
       consoleUrl: deps.consoleUrl,
+      // A fold that is not recorded could never be resolved: without Redis, nothing is folded.
+      foldAbove: deps.redis ? config.fold_above : Number.POSITIVE_INFINITY,
     };
+    this.#folds = deps.redis ? new FoldStore(deps.redis) : undefined;
     this.#now = options.now ?? Date.now;
     this.#pacer = new SendPacer(config.events_per_minute, options.paceWindowMs ?? MINUTE_MS, this.#now);
     this.#poster = new ReceiverPoster(config.timeout, options.dispatcher);
@@ -92,40 +108,79 @@ export class PagerDutyNotifier implements Notifier {
   }
 
   async #deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
-    let planned: PlannedEvent[];
+    let plan: FoldPlan;
     try {
-      planned = planEvents(notification, this.#plan);
+      plan = planFolded(notification, this.#plan, await this.#foldState(notification));
     } catch (error) {
-      // Not a delivery problem (a bug building the events): never thrown, retried like one.
-      return { kind: 'retry', reason: `could not build the events: ${this.#describe(error)}` };
+      // Redis out of reach, or a bug building the events: never thrown, retried.
+      return { kind: 'retry', reason: `could not plan the events: ${this.#describe(error)}` };
     }
-    const refused: string[] = [];
-    let status: number | undefined;
-    for (const [index, event] of planned.entries()) {
-      const which = `event ${index + 1} of ${planned.length} (${event.event_action} ${event.dedup_key})`;
+    const total = plan.alerts.length + plan.groups.length;
+    const sent: Sent = { count: 0, refused: [], total };
+    const stopped = await this.#sendAll(plan.alerts, sent, options.signal);
+    if (stopped) return stopped;
+    const folded = await this.#record(() => this.#folds?.fold(plan.fold), 'record the folded incidents');
+    if (folded) return folded;
+    const stoppedInGroups = await this.#sendAll(plan.groups, sent, options.signal);
+    if (stoppedInGroups) return stoppedInGroups;
+    const released = await this.#record(
+      () => this.#folds?.release(plan.release),
+      'forget the resolved folded incidents',
+    );
+    if (released) return released;
+    if (sent.refused.length > 0) {
+      const accepted = total - sent.refused.length;
+      return {
+        kind: 'rejected',
+        status: sent.status,
+        reason: `PagerDuty refused ${sent.refused.length} of ${total} events (${accepted} accepted); ${sent.refused.join('; ')}`,
+      };
+    }
+    return sent.status === undefined ? { kind: 'delivered' } : { kind: 'delivered', status: sent.status };
+  }
+
+  async #foldState(notification: Notification) {
+    if (!this.#folds) return NO_FOLDS;
+    const incidents = stepsOf(notification).flatMap((step) =>
+      step.kind === 'incident' ? [step.steps.dedupKey] : [],
+    );
+    return this.#folds.read(incidents, [groupAlertKey(notification)]);
+  }
+
+  /** A write to the fold record; its failure is the outcome (retried). */
+  async #record(write: () => Promise<void> | undefined, what: string): Promise<DeliveryOutcome | undefined> {
+    try {
+      await write();
+      return undefined;
+    } catch (error) {
+      return { kind: 'retry', reason: `could not ${what}: ${this.#describe(error)}` };
+    }
+  }
+
+  /** Sends events one after the other; the outcome that stops them, or nothing when all went. */
+  async #sendAll(
+    planned: readonly PlannedEvent[],
+    sent: Sent,
+    signal: AbortSignal | undefined,
+  ): Promise<DeliveryOutcome | undefined> {
+    for (const event of planned) {
+      sent.count += 1;
+      const which = `event ${sent.count} of ${sent.total} (${event.event_action} ${event.dedup_key})`;
       try {
-        await this.#pacer.ready(options.signal);
+        await this.#pacer.ready(signal);
       } catch {
         return { kind: 'retry', reason: `cancelled before ${which} was sent` };
       }
-      const result = await this.#send(event, options.signal);
+      const result = await this.#send(event, signal);
       this.#pacer.ended();
       if (result.kind === 'stop') {
         const { outcome } = result;
         return outcome.kind === 'delivered' ? outcome : { ...outcome, reason: `${which}: ${outcome.reason}` };
       }
-      status = result.status;
-      if (result.kind === 'invalid') refused.push(`${which}: ${result.reason}`);
+      sent.status = result.status;
+      if (result.kind === 'invalid') sent.refused.push(`${which}: ${result.reason}`);
     }
-    if (refused.length > 0) {
-      const accepted = planned.length - refused.length;
-      return {
-        kind: 'rejected',
-        status,
-        reason: `PagerDuty refused ${refused.length} of ${planned.length} events (${accepted} accepted); ${refused.join('; ')}`,
-      };
-    }
-    return status === undefined ? { kind: 'delivered' } : { kind: 'delivered', status };
+    return undefined;
   }
 
   async #send(event: PlannedEvent, signal: AbortSignal | undefined): Promise<EventResult> {

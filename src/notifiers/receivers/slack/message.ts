@@ -9,6 +9,7 @@ import {
   type Noun,
   sinceOf,
 } from '../../../events/describe.js';
+import { highestSeverity } from '../../../events/severity.js';
 import type { FleetEvent, Severity } from '../../../events/types.js';
 import { shortenId, truncate } from '../../../lib/text.js';
 import { consoleLinks, type Notification } from '../../notifier.js';
@@ -71,8 +72,6 @@ export interface MessageModel {
 export const ID_SHARE = 120;
 const VALUE_SHARE = 160;
 const SENTENCE_SHARE = 300;
-
-const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, critical: 2 };
 
 export function buildMessageModel(
   notification: Notification,
@@ -292,15 +291,4 @@ function linksText(
 
 function isResolving(event: FleetEvent): boolean {
   return isFleetEventType(event.type) && catalogueEntry(event.type).incident?.role === 'resolves';
-}
-
-/** The highest severity among `events` (what fires decides a part's mark), `fallback` for none. */
-function highestSeverity(events: readonly FleetEvent[], fallback: Severity): Severity {
-  let highest: Severity | undefined;
-  for (const event of events) {
-    const severity = event.data.severity;
-    if (!(severity in SEVERITY_RANK)) continue;
-    if (highest === undefined || SEVERITY_RANK[severity] > SEVERITY_RANK[highest]) highest = severity;
-  }
-  return highest ?? fallback;
 }

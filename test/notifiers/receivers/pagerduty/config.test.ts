@@ -39,13 +39,14 @@ describe('pagerduty receiver config', () => {
       timeout: 10_000,
       changes: 'trigger',
       events_per_minute: 120,
+      fold_above: 20,
       max_hold: 300_000,
     });
   });
 
   it('reads every optional key', () => {
     const [receiver] = config(
-      `{ name: on-call, kind: pagerduty, routing_key: "${KEY}", url: "http://127.0.0.1:8080/v2/enqueue", timeout: 5s, severity_map: { warning: error, info: warning }, changes: skip, events_per_minute: 60, max_hold: 2m }`,
+      `{ name: on-call, kind: pagerduty, routing_key: "${KEY}", url: "http://127.0.0.1:8080/v2/enqueue", timeout: 5s, severity_map: { warning: error, info: warning }, changes: skip, events_per_minute: 60, fold_above: 500, max_hold: 2m }`,
     ).receivers;
     expect(receiver).toMatchObject({
       url: 'http://127.0.0.1:8080/v2/enqueue',
@@ -53,6 +54,7 @@ describe('pagerduty receiver config', () => {
       severity_map: { warning: 'error', info: 'warning' },
       changes: 'skip',
       events_per_minute: 60,
+      fold_above: 500,
       max_hold: 120_000,
     });
   });
@@ -72,7 +74,7 @@ describe('pagerduty receiver config', () => {
   it('names each field with a problem', () => {
     expect(
       problemsOf(
-        `{ name: on-call, kind: pagerduty, routing_key: "${KEY}", url: "ftp://x", timeout: 1h, severity_map: { warning: high, fatal: critical }, changes: maybe, events_per_minute: 0, max_hold: 0 }`,
+        `{ name: on-call, kind: pagerduty, routing_key: "${KEY}", url: "ftp://x", timeout: 1h, severity_map: { warning: high, fatal: critical }, changes: maybe, events_per_minute: 0, fold_above: 0, max_hold: 0 }`,
       ),
     ).toEqual([
       'receivers[0].max_hold: expected a duration between 1s and 1d, like 30s; got 0',
@@ -82,6 +84,7 @@ describe('pagerduty receiver config', () => {
       'receivers[0].severity_map: unknown field "fatal" (expected one of info, warning, critical)',
       'receivers[0].changes: expected trigger or skip',
       'receivers[0].events_per_minute: expected a whole number between 1 and 1000; got 0',
+      'receivers[0].fold_above: expected a whole number between 1 and 100000; got 0',
     ]);
   });
 
