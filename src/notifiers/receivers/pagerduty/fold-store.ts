@@ -7,9 +7,10 @@ import type { FoldState } from './fold.js';
  * Which incidents a PagerDuty receiver folded into which group alert (`fold.ts`), in its own Redis
  * hash (`{p}:pagerduty:<receiver>`): `i:<incident dedup key>` → the group alert's dedup key, and
  * `n:<group alert dedup key>` → how many incidents are folded into it. It holds one field per
- * folded incident that is still open and one per open group alert, so it is at most the size of
- * the fleet's open incidents; a group alert's fields go with its last incident. Only the receiver's
- * delivery worker writes it, one notification at a time (its queue's concurrency is 1).
+ * folded incident whose resolution has not reached the receiver and one per group alert, so at most
+ * one per incident the fleet can have (an incident folded again is the same field); a group alert's
+ * fields go with its last incident. Only the receiver's delivery worker writes it, one notification
+ * at a time (its queue's concurrency is 1).
  */
 
 /** Incidents written per script call, so that one call never holds Redis for long. */

@@ -121,6 +121,13 @@ export class PagerDutyNotifier implements Notifier {
     if (stopped) return stopped;
     const folded = await this.#record(() => this.#folds?.fold(plan.fold), 'record the folded incidents');
     if (folded) return folded;
+    for (const [group, incidents] of plan.fold) {
+      // Once per storm and attempt: an operator reading the log learns why 300 incidents made one page.
+      this.#logger.info(
+        { notification: notification.id, group, incidents: incidents.length },
+        'pagerduty: incidents folded into one alert of their group',
+      );
+    }
     const stoppedInGroups = await this.#sendAll(plan.groups, sent, options.signal);
     if (stoppedInGroups) return stoppedInGroups;
     const released = await this.#record(
