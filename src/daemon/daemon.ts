@@ -44,7 +44,7 @@ import { POLLER_NAMES } from '../pollers/registry.js';
 import type { PollRunner } from '../pollers/runner.js';
 import { scheduledPollers } from '../pollers/scheduler.js';
 import { createEventsQueue } from '../queues/events-queue.js';
-import { notifyQueueName, pollQueueName, QUEUE_NAMES } from '../queues/names.js';
+import { eventsRedeliveryMs, notifyQueueName, pollQueueName, QUEUE_NAMES } from '../queues/names.js';
 import { storeKeys } from '../store/keys.js';
 import { OutboxRelay } from '../store/outbox-relay.js';
 import { shardCountProblem } from '../store/store-marker.js';
@@ -214,6 +214,8 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   const eventsQueue = createEventsQueue({ connection: producer, prefix, logger });
   const notifications = createNotificationStep({
     ...options.notifications,
+    // A group keeps the ids it took as long as an event can be redelivered, so none is notified twice.
+    policy: { idleGraceMinMs: eventsRedeliveryMs(takeover), ...options.notifications?.policy },
     hooks: withNotificationHooks(options.notifications?.hooks, metrics.hooks.notifications),
     config,
     redis: producer,

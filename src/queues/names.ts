@@ -38,12 +38,29 @@ export function notifyQueueName(receiver: string): `notify-${string}` {
  * only while its job still exists), so completed jobs stay a day and failed ones a week. A relay
  * re-adds an entry at most `claimIdleMs` (seconds) after a crash, far inside that window.
  */
+const EVENTS_ATTEMPTS = 8;
+const EVENTS_BACKOFF_MS = 1_000;
+
 export const EVENTS_JOB_OPTIONS: DefaultJobOptions = {
-  attempts: 8,
-  backoff: { type: 'exponential', delay: 1_000 },
+  attempts: EVENTS_ATTEMPTS,
+  backoff: { type: 'exponential', delay: EVENTS_BACKOFF_MS },
   removeOnComplete: { age: 86_400, count: 100_000 },
   removeOnFail: { age: 7 * 86_400 },
 };
+
+/**
+ * How long after its first dispatch an event may come back to the notification step, which is how
+ * long an aggregation group keeps the ids it took after it went idle. A worker killed mid-job
+ * leaves the job locked for `takeover` and the stalled check, every `takeover`, moves it back: up
+ * to 2 × `takeover` a kill, and two kills of the workers holding one job are allowed for; a
+ * dispatch that failed is retried after the job's back-off (1 s doubling over its 7 retries:
+ * 127 s). With the default `takeover_after` of 30 s: 4 × 30 s + 127 s = 247 s.
+ */
+export function eventsRedeliveryMs(takeoverMs: number): number {
+  let backoff = 0;
+  for (let retry = 0; retry < EVENTS_ATTEMPTS - 1; retry += 1) backoff += EVENTS_BACKOFF_MS * 2 ** retry;
+  return 2 * 2 * takeoverMs + backoff;
+}
 
 /** Poll jobs: keep finished ones long enough that a late tick from another replica still dedups. */
 export const POLL_JOB_OPTIONS: DefaultJobOptions = {

@@ -29,7 +29,8 @@ export interface WakePolicy {
   /**
    * An idle group is deleted `max(group_interval, idleGraceMinMs)` after it went idle. The grace
    * keeps the group's recent event ids, so an event redelivered late by the events queue (a worker
-   * killed mid-job: lock 30 s + stalled check 30 s) is still recognised and not notified again.
+   * killed mid-job, a dispatch retried after its back-off) is still recognised and not notified
+   * again; the daemon sets it to `eventsRedeliveryMs(takeover_after)` (queues/names.ts).
    */
   idleGraceMinMs: number;
 }
