@@ -7,7 +7,7 @@ import type { DeadLetter } from '../../src/notifiers/delivery/dead-letters.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/types.js';
 import { newSecret } from '../notifiers/receivers/webhook/helpers.js';
-import { testConfig } from '../pollers/harness.js';
+import { testConfig, VEHICLE_LIST_ONLY } from '../pollers/harness.js';
 import { connect, deletePrefixKeys, eventually, uniquePrefix } from '../support/redis.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { bearer, TOKEN } from './helpers.js';
@@ -34,18 +34,8 @@ beforeAll(async () => {
   admin = connect();
   // Fails every delivery until the test says otherwise.
   receiver = await WebhookReceiver.start({ secret, fallback: 500 });
-  const off = { enabled: false };
   const config = testConfig(sim.url, prefix, {
-    pollers: {
-      power: off,
-      robots: off,
-      robot_health: off,
-      robot_feedback: off,
-      robot_lease: off,
-      robot_config: off,
-      robot_command_queue: off,
-      upstream: off,
-    },
+    pollers: VEHICLE_LIST_ONLY,
     receivers: [
       {
         kind: 'webhook',

@@ -70,6 +70,18 @@ function merge(base: Record<string, unknown>, over: Record<string, unknown>): Re
   return out;
 }
 
+/** `pollers:` with only the vehicle list on: tests of what follows a VPN change, and nothing else. */
+export const VEHICLE_LIST_ONLY = {
+  power: { enabled: false },
+  robots: { enabled: false },
+  robot_health: { enabled: false },
+  robot_feedback: { enabled: false },
+  robot_lease: { enabled: false },
+  robot_config: { enabled: false },
+  robot_command_queue: { enabled: false },
+  upstream: { enabled: false },
+} as const;
+
 export function testConfig(url: string, prefix: string, over: Record<string, unknown> = {}): Config {
   const base = {
     installation: 'test',

@@ -6,7 +6,7 @@ import { closeQuietly } from '../../../src/lib/redis-connection.js';
 import { startSimulator } from '../../../src/simulator/index.js';
 import type { Simulator } from '../../../src/simulator/types.js';
 import { deliveryKeys } from '../../../src/store/keys.js';
-import { testConfig } from '../../pollers/harness.js';
+import { testConfig, VEHICLE_LIST_ONLY } from '../../pollers/harness.js';
 import { PagerDutyStandin } from '../../support/pagerduty-standin.js';
 import { connect, deletePrefixKeys, eventually, uniquePrefix } from '../../support/redis.js';
 
@@ -39,18 +39,8 @@ afterAll(async () => {
 
 describe('the daemon paging through PagerDuty', () => {
   it('pages 40 vehicles losing their VPN at once as one alert, and resolves it when they are back', async () => {
-    const off = { enabled: false };
     const config = testConfig(sim.url, prefix, {
-      pollers: {
-        power: off,
-        robots: off,
-        robot_health: off,
-        robot_feedback: off,
-        robot_lease: off,
-        robot_config: off,
-        robot_command_queue: off,
-        upstream: off,
-      },
+      pollers: VEHICLE_LIST_ONLY,
       receivers: [
         {
           kind: 'pagerduty',

@@ -14,7 +14,7 @@ import { notifyQueueName } from '../../../src/queues/names.js';
 import { startSimulator } from '../../../src/simulator/index.js';
 import type { Simulator } from '../../../src/simulator/types.js';
 import { bullPrefix } from '../../../src/store/keys.js';
-import { testConfig } from '../../pollers/harness.js';
+import { testConfig, VEHICLE_LIST_ONLY } from '../../pollers/harness.js';
 import { connect, deletePrefixKeys, eventually, redisUrl, uniquePrefix } from '../../support/redis.js';
 import { SlackStandin } from '../../support/slack-standin.js';
 
@@ -48,17 +48,8 @@ afterAll(async () => {
 
 describe('the daemon with notifications configured', () => {
   it('turns 40 vehicles losing VPN into one Slack message, across two replicas', async () => {
-    const off = { enabled: false };
     const config = testConfig(sim.url, prefix, {
-      pollers: {
-        power: off,
-        robots: off,
-        robot_health: off,
-        robot_feedback: off,
-        robot_lease: off,
-        robot_config: off,
-        upstream: off,
-      },
+      pollers: VEHICLE_LIST_ONLY,
       receivers: [{ kind: 'slack', name: 'ops', url: standin.url }],
       notifications: {
         route: { receiver: 'ops', group_by: ['type'], group_wait: '1s', group_interval: '1s' },
