@@ -12,6 +12,7 @@ import {
   kindOf,
   type PlannedEvent,
   type PlanOptions,
+  type Step,
   stepsOf,
 } from './events.js';
 
@@ -140,9 +141,16 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-/** The PagerDuty events of a notification, with storms folded into one alert per group. */
-export function planFolded(notification: Notification, options: FoldOptions, state: FoldState): FoldPlan {
-  const steps = stepsOf(notification);
+/**
+ * The PagerDuty events of a notification, with storms folded into one alert per group. `steps`
+ * are the notification's (`stepsOf`), passed in when the caller has them already.
+ */
+export function planFolded(
+  notification: Notification,
+  options: FoldOptions,
+  state: FoldState,
+  steps: readonly Step[] = stepsOf(notification),
+): FoldPlan {
   const own = groupAlertKey(notification);
   const release = new Map<string, string[]>();
   /** Group alert → the incidents folded into it that fire in this notification. */

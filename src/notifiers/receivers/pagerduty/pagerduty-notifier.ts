@@ -15,7 +15,7 @@ import type {
 import { logAttempt } from '../../notifier.js';
 import { type EventResult, resultOfAnswer } from './answer.js';
 import { DEFAULT_SEVERITY_MAP, type PagerDutyReceiverConfig, pagerDutySecrets } from './config.js';
-import { type PlannedEvent, stepsOf } from './events.js';
+import { type PlannedEvent, type Step, stepsOf } from './events.js';
 import { type FoldOptions, type FoldPlan, groupAlertKey, NO_FOLDS, planFolded } from './fold.js';
 import { FoldStore } from './fold-store.js';
 import { SendPacer } from './pacer.js';
@@ -110,7 +110,8 @@ export class PagerDutyNotifier implements Notifier {
   async #deliver(notification: Notification, options: DeliveryOptions): Promise<DeliveryOutcome> {
     let plan: FoldPlan;
     try {
-      plan = planFolded(notification, this.#plan, await this.#foldState(notification));
+      const steps = stepsOf(notification);
+      plan = planFolded(notification, this.#plan, await this.#foldState(notification, steps), steps);
     } catch (error) {
       // Redis out of reach, or a bug building the events: never thrown, retried.
       return { kind: 'retry', reason: `could not plan the events: ${this.#describe(error)}` };
@@ -146,11 +147,9 @@ export class PagerDutyNotifier implements Notifier {
     return sent.status === undefined ? { kind: 'delivered' } : { kind: 'delivered', status: sent.status };
   }
 
-  async #foldState(notification: Notification) {
+  async #foldState(notification: Notification, steps: readonly Step[]) {
     if (!this.#folds) return NO_FOLDS;
-    const incidents = stepsOf(notification).flatMap((step) =>
-      step.kind === 'incident' ? [step.steps.dedupKey] : [],
-    );
+    const incidents = steps.flatMap((step) => (step.kind === 'incident' ? [step.steps.dedupKey] : []));
     return this.#folds.read(incidents, [groupAlertKey(notification)]);
   }
 
