@@ -215,7 +215,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   const notifications = createNotificationStep({
     ...options.notifications,
     // A group keeps the ids it took as long as an event can be redelivered, so none is notified twice.
-    policy: { idleGraceMinMs: eventsRedeliveryMs(takeover), ...options.notifications?.policy },
+    policy: { redeliveryMs: eventsRedeliveryMs(takeover), ...options.notifications?.policy },
     hooks: withNotificationHooks(options.notifications?.hooks, metrics.hooks.notifications),
     config,
     redis: producer,

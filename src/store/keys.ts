@@ -237,7 +237,7 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
  *                                         incident's JSON); `s` (the whole record) in groups written before
  * {p}:notify:group:<groupKey>:pending  list  the group's pending events' JSON, oldest first
  * {p}:notify:group:<groupKey>:closing  list  ids of its pending resolutions of announced incidents
- * {p}:notify:group:<groupKey>:recent   list  ids of its latest flushed events (at most 512)
+ * {p}:notify:group:<groupKey>:recent   list  ids of the events it took lately (groups.ts)
  * {p}:notify:wake                 zset    group keys, score = epoch ms the flusher should look next
  * {p}:notify:subject:<subject>    set     group keys holding an open incident of that subject
  * {p}:silences                    hash    silence id → Silence JSON

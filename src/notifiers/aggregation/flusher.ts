@@ -43,7 +43,7 @@ import { dueAt, flush, reminders } from './groups.js';
  * no second one is made because `pending` was already emptied in step 1.
  *
  * An idle group (nothing pending, no open incident, nothing outgoing) is deleted once its idle
- * grace (`max(group_interval, idleGraceMinMs)`) has passed.
+ * grace (`max(group_interval, redeliveryMs)`) has passed.
  */
 
 /** Looks at the wake set that may run at once in one process (see `#tick`). */
@@ -240,6 +240,7 @@ export class Flusher {
       if (!current) return { result: { kind: 'missing' } };
       if (idleExpired(current, now, this.#groups.policy)) return { result: { kind: 'deleted' }, next: null };
       const flushed = flush(current.state, now, {
+        rememberMs: this.#groups.policy.redeliveryMs,
         muted: (event) => judgement.toSend(event).muted !== undefined,
         waits: (event) => judgement.toSend(event).waits === true,
       });

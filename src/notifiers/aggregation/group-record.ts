@@ -1,5 +1,5 @@
 import type { Notification } from '../notifier.js';
-import { type GroupState, isIdle, nextWakeAt } from './groups.js';
+import { DEFAULT_REDELIVERY_MS, type GroupState, isIdle, nextWakeAt } from './groups.js';
 
 /**
  * What is stored per aggregation group: the routing module's pure `GroupState`, plus what the
@@ -27,15 +27,16 @@ export interface WakePolicy {
   /** How long an interrupted hand-off waits before it is tried again (from the group's next look). */
   handOffRetryMs: number;
   /**
-   * An idle group is deleted `max(group_interval, idleGraceMinMs)` after it went idle. The grace
-   * keeps the group's recent event ids, so an event redelivered late by the events queue (a worker
-   * killed mid-job, a dispatch retried after its back-off) is still recognised and not notified
-   * again; the daemon sets it to `eventsRedeliveryMs(takeover_after)` (queues/names.ts).
+   * How long after its dispatch an event may come back to the notification step (a worker killed
+   * mid-job, a dispatch retried after its back-off): a group remembers the ids it took that long
+   * (groups.ts, "Exactly once"), and an idle group is deleted `max(group_interval, redeliveryMs)`
+   * after it went idle, so a late redelivery is still recognised and not notified again. The
+   * daemon sets it to `eventsRedeliveryMs(takeover_after)` (queues/names.ts).
    */
-  idleGraceMinMs: number;
+  redeliveryMs: number;
 }
 
-export const DEFAULT_WAKE_POLICY: WakePolicy = { handOffRetryMs: 5_000, idleGraceMinMs: 60_000 };
+export const DEFAULT_WAKE_POLICY: WakePolicy = { handOffRetryMs: 5_000, redeliveryMs: DEFAULT_REDELIVERY_MS };
 
 export function newRecord(state: GroupState): GroupRecord {
   return { state, outgoing: [] };
@@ -43,7 +44,7 @@ export function newRecord(state: GroupState): GroupRecord {
 
 /** How long an idle group is kept before it is deleted. */
 export function idleGrace(state: GroupState, policy: WakePolicy): number {
-  return Math.max(state.groupInterval, policy.idleGraceMinMs);
+  return Math.max(state.groupInterval, policy.redeliveryMs);
 }
 
 /** True when the group has been idle for its whole grace: the flusher deletes it. */

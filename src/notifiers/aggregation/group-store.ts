@@ -21,8 +21,9 @@ import type { IncidentState, Incidents } from './groups.js';
  *   open incident's JSON.
  * - Three lists beside it, each appended to between flushes (`LISTS`): `…:pending`, the pending
  *   events' JSON in arrival order; `…:closing`, the ids of pending resolutions of announced
- *   incidents; `…:recent`, the ids of the latest flushed events (at most 512: past that, each new
- *   one drops the oldest, and a write trims and appends instead of rewriting the list).
+ *   incidents; `…:recent`, the ids of the events taken lately (groups.ts, "Exactly once": those
+ *   of the redelivery window, and at least the last 512; the oldest go as new ones come, and a
+ *   write trims and appends instead of rewriting the list).
  *
  * A group written before the parts (the whole record's JSON in `s`) is read as it is and stored in
  * parts by its next change.
@@ -275,7 +276,7 @@ function headerJson(record: GroupRecord): string {
 /**
  * What to write of one list: only the new items when the stored list is a prefix of the next one
  * (the same objects), or when the next one is the stored one with items dropped from its front
- * and items appended (a window sliding forward: the recent ids past their 512); else all of them;
+ * and items appended (a window sliding forward: the recent ids); else all of them;
  * nothing when it is the same array.
  */
 function listChange(before: Stored, after: GroupRecord, field: ListField, json: boolean): unknown[] {

@@ -3,6 +3,7 @@ import { incidentId } from '../../events/incident-ref.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
 import { appended } from '../../lib/appended.js';
 import { PersistentMap } from '../../lib/persistent-map.js';
+import { eventsRedeliveryMs } from '../../queues/names.js';
 import type { Notification } from '../notifier.js';
 import { type GroupRef, incidentOf, type Labels, maxSeverity, severityOf } from '../routing/labels.js';
 import type { RouteMatch } from '../routing/router.js';
@@ -50,8 +51,14 @@ import type { RouteMatch } from '../routing/router.js';
  * group is looked at again `RECHECK_MS` later; the caller bounds how long an event waits.
  * `reminders` keeps an incident opened muted waiting the same way before announcing it.
  *
- * Exactly once. Adding an event whose id is pending or among the last `RECENT_IDS` flushed is a
- * no-op, so a redelivered event is not notified twice. Notification ids are
+ * Exactly once. Adding an event whose id is pending or recent is a no-op, so a redelivered event
+ * is not notified twice. The recent ids are those the group flushed (or muted, or dropped) within
+ * the caller's redelivery window (`rememberMs`: how long after its dispatch an event may come back,
+ * queues/names.ts), and in any case its last `RECENT_IDS`, at most `RECENT_IDS_MAX`: a storm
+ * through one group is remembered whole for as long as one of its events can come back. When
+ * they were taken is kept coarsely (`recentMarks`), and which they are as a set carried from
+ * version to version, so a storm's check costs the same per event as a quiet group's.
+ * Notification ids are
  * `<groupKey>~<group creation time, base 36>~<sequence>`: the same flush computed again from the
  * same stored state has the same id (the delivery queue dedups it), and a group created anew under
  * the same key (after the caller dropped an idle one) cannot reuse an old id.
@@ -107,8 +114,14 @@ export interface GroupState {
   closing?: string[];
   /** Open incidents by `<subject>#<key>`; changed by making a new map, as the rest of the state. */
   incidents: Incidents;
-  /** Ids of the most recently flushed (or muted, or dropped) events, oldest first. */
+  /** Ids of the recently flushed (or muted, or dropped) events, oldest first (see "Exactly once"). */
   recentIds: string[];
+  /**
+   * When the recent ids were taken, oldest first: `[t, n]` says the next `n` ids were taken before
+   * epoch ms `t`. Together they cover the end of `recentIds`; ids before them (a group stored
+   * before the marks) count as taken long ago.
+   */
+  recentMarks?: Array<[number, number]>;
 }
 
 export type Incidents = PersistentMap<IncidentState>;
@@ -116,7 +129,20 @@ export type Incidents = PersistentMap<IncidentState>;
 /** Makes a notification id from the group key, the group's creation time and the sequence number. */
 export type NotificationIdFn = (groupKey: string, createdAt: number, sequence: number) => string;
 
+/** Recent ids a group keeps however long ago it took them. */
 export const RECENT_IDS = 512;
+
+/** Recent ids a group keeps at most, however recently it took them. */
+export const RECENT_IDS_MAX = 100_000;
+
+/** The most ids `remember` passes to `appended` as arguments (a call's arguments live on the stack). */
+const APPEND_ARGUMENTS = 1_000;
+
+/** The redelivery window cut into this many marks: ids are kept up to 1/16 of it longer. */
+const RECENT_MARKS = 16;
+
+/** The redelivery window with `worker.takeover_after`'s default (30 s): 247 s. */
+export const DEFAULT_REDELIVERY_MS = eventsRedeliveryMs(30_000);
 
 /** How soon a waiting flush or announcement is looked at again. */
 export const RECHECK_MS = 1_000;
@@ -152,14 +178,81 @@ export function openGroup(group: GroupRef, match: RouteMatch, now: number): Grou
   };
 }
 
-function remember(ids: readonly string[], more: readonly string[]): string[] {
-  const all = [...ids, ...more];
-  return all.length > RECENT_IDS ? all.slice(all.length - RECENT_IDS) : all;
+/** The recent ids as `remember` leaves them. */
+type Recent = Pick<GroupState, 'recentIds' | 'recentMarks'>;
+
+/**
+ * The recent ids with `more` taken at `now`, without those taken more than `windowMs` ago (but
+ * for the last `RECENT_IDS`) and past `RECENT_IDS_MAX`. A mark ends on a multiple of the window's
+ * sixteenth, so a steady trickle of ids makes at most 17 marks; the ids of an expired mark kept as
+ * the last `RECENT_IDS` need none.
+ */
+function remember(state: GroupState, more: readonly string[], now: number, windowMs: number): Recent {
+  const ids = state.recentIds;
+  const marks = [...(state.recentMarks ?? [])];
+  const step = Math.max(1, Math.ceil(windowMs / RECENT_MARKS));
+  const markEnd = (Math.floor(now / step) + 1) * step;
+  const last = marks.at(-1);
+  if (more.length > 0) {
+    if (last?.[0] === markEnd) marks[marks.length - 1] = [markEnd, last[1] + more.length];
+    else marks.push([markEnd, more.length]);
+  }
+  const length = ids.length + more.length;
+  // Ids before the marks count as taken long ago: a group stored before them, and expired marks,
+  // which are dropped (only the unexpired need a time, so there are at most 17 marks).
+  let expired = length - marks.reduce((sum, [, count]) => sum + count, 0);
+  while (marks.length > 0 && marks[0]![0] <= now - windowMs) expired += marks.shift()![1];
+  const drop = Math.max(Math.min(expired, length - RECENT_IDS), length - RECENT_IDS_MAX, 0);
+  // Past RECENT_IDS_MAX, unexpired ids go too.
+  let left = drop - expired;
+  while (left > 0 && marks.length > 0) {
+    const [end, count] = marks[0]!;
+    if (count > left) {
+      marks[0] = [end, count - left];
+      left = 0;
+    } else {
+      marks.shift();
+      left -= count;
+    }
+  }
+  // An append is remembered as one (lib/appended.ts) unless too long to pass as arguments.
+  const recentIds =
+    drop === 0 && more.length <= APPEND_ARGUMENTS ? appended(ids, ...more) : [...ids.slice(drop), ...more];
+  carryRecentSet(ids, recentIds, drop, more);
+  return { recentIds, recentMarks: marks };
 }
 
 /** The event is pending, or among the recently flushed (or muted, or dropped) ones. */
 function holds(state: GroupState, event: FleetEvent): boolean {
-  return state.recentIds.includes(event.id) || isPending(state.pending, event.id);
+  return isRecent(state.recentIds, event.id) || isPending(state.pending, event.id);
+}
+
+/** The ids in a long recent list, as `pendingIds` for the pending events. */
+const recentSets = new WeakMap<readonly string[], Set<string>>();
+
+function isRecent(ids: readonly string[], id: string): boolean {
+  if (ids.length < PENDING_SET_FROM) return ids.includes(id);
+  let set = recentSets.get(ids);
+  if (set === undefined) {
+    set = new Set(ids);
+    recentSets.set(ids, set);
+  }
+  return set.has(id);
+}
+
+/** Hands the set of `ids` (when it has one) on to `next`: `ids` without its first `drop`, then `more`. */
+function carryRecentSet(
+  ids: readonly string[],
+  next: readonly string[],
+  drop: number,
+  more: readonly string[],
+): void {
+  const set = recentSets.get(ids);
+  if (set === undefined) return;
+  recentSets.delete(ids);
+  for (let index = 0; index < drop; index += 1) set.delete(ids[index]!);
+  for (const id of more) set.add(id);
+  recentSets.set(next, set);
 }
 
 /**
@@ -194,7 +287,17 @@ function withPending(pending: readonly FleetEvent[], event: FleetEvent): FleetEv
   return next;
 }
 
-export interface AddOptions {
+/** The caller's redelivery window (see "Exactly once"). */
+interface Remembering {
+  /** How long after its dispatch an event may come back; `DEFAULT_REDELIVERY_MS` by default. */
+  rememberMs?: number;
+}
+
+function windowOf(options: Remembering): number {
+  return options.rememberMs ?? DEFAULT_REDELIVERY_MS;
+}
+
+export interface AddOptions extends Remembering {
   /** The event is silenced or in maintenance: keep incident bookkeeping, do not notify it. */
   muted?: boolean;
 }
@@ -247,7 +350,7 @@ export function addEvent(
     (options.muted === true && !closesAnnounced) ||
     unannounced ||
     (incident?.role === 'resolves' && !match.sendResolved);
-  if (dropped) return { ...next, recentIds: remember(state.recentIds, [event.id]) };
+  if (dropped) return { ...next, ...remember(state, [event.id], now, windowOf(options)) };
   const added: GroupState = {
     ...next,
     pending: withPending(state.pending, event),
@@ -373,7 +476,7 @@ function omit<T extends object, K extends keyof T>(value: T, ...keys: K[]): Omit
   return copy;
 }
 
-export interface FlushOptions {
+export interface FlushOptions extends Remembering {
   id?: NotificationIdFn;
   /** Whether a pending event is muted now (it is then kept out: see the muting paragraph above). */
   muted?: (event: FleetEvent) => boolean;
@@ -389,7 +492,12 @@ export interface FlushResult {
 }
 
 /** Drops the muted events from `pending`; an incident they opened stays open, unannounced. */
-function dropMuted(state: GroupState, muted: readonly FleetEvent[], now: number): GroupState {
+function dropMuted(
+  state: GroupState,
+  muted: readonly FleetEvent[],
+  now: number,
+  options: Remembering,
+): GroupState {
   if (muted.length === 0) return state;
   const ids = new Set(muted.map((event) => event.id));
   const pending = state.pending.filter((event) => !ids.has(event.id));
@@ -405,7 +513,7 @@ function dropMuted(state: GroupState, muted: readonly FleetEvent[], now: number)
     ...omit(state, 'pendingSince'),
     pending,
     incidents,
-    recentIds: remember(state.recentIds, [...ids]),
+    ...remember(state, [...ids], now, windowOf(options)),
   };
   return pending.length > 0 && state.pendingSince !== undefined
     ? { ...next, pendingSince: state.pendingSince }
@@ -423,7 +531,7 @@ export function flush(state: GroupState, now: number, options: FlushOptions = {}
   const closing = new Set(state.closing);
   const judged = state.pending.filter((event) => !closing.has(event.id));
   const muted = options.muted ? judged.filter(options.muted) : [];
-  const kept = dropMuted(state, muted, now);
+  const kept = dropMuted(state, muted, now, options);
   if (options.waits && judged.some((event) => !muted.includes(event) && options.waits?.(event))) {
     return { state: { ...kept, recheckAt: now + RECHECK_MS }, muted };
   }
@@ -467,9 +575,11 @@ function flushAll(state: GroupState, now: number, options: FlushOptions): Omit<F
       pending: [],
       lastFlushAt: now,
       incidents,
-      recentIds: remember(
-        state.recentIds,
+      ...remember(
+        state,
         events.map((event) => event.id),
+        now,
+        windowOf(options),
       ),
     },
   };
@@ -570,7 +680,7 @@ export function acknowledgedUntil(incident: Pick<IncidentState, 'ack'>, now: num
   return until > now ? until : 0;
 }
 
-export interface AcknowledgeOptions {
+export interface AcknowledgeOptions extends Remembering {
   /** Whether the incident's firing event is muted now: the acknowledgement is then kept quiet too. */
   muted?: (firing: FleetEvent) => boolean;
 }
@@ -601,7 +711,7 @@ export function acknowledge(
     ...(open.dueAt === undefined ? {} : { dueAt: Math.max(open.dueAt, untilMs) }),
   });
   if (options.muted?.(open.event)) {
-    return { ...state, incidents, recentIds: remember(state.recentIds, [event.id]) };
+    return { ...state, incidents, ...remember(state, [event.id], now, windowOf(options)) };
   }
   return {
     ...state,

@@ -149,7 +149,10 @@ export class Dispatcher {
             if (!current && !group) return { result: undefined };
             const state = current?.state ?? openGroup(group!, match!, now);
             const settings = match ?? routeOf(state);
-            const next = addEvent(state, event, now, settings, muted ? { muted: true } : {});
+            const next = addEvent(state, event, now, settings, {
+              rememberMs: this.#groups.policy.redeliveryMs,
+              ...(muted ? { muted: true } : {}),
+            });
             if (next === state) return { result: undefined };
             const record = reschedule(
               { ...(current ?? newRecord(state)), state: next },
@@ -218,7 +221,10 @@ export class Dispatcher {
       keys.map((key) =>
         this.#groups.store.update<number | undefined>(key, (current) => {
           if (!current) return { result: undefined };
-          const state = acknowledge(current.state, event, now, { muted });
+          const state = acknowledge(current.state, event, now, {
+            muted,
+            rememberMs: this.#groups.policy.redeliveryMs,
+          });
           if (state === current.state) return { result: undefined };
           const record = reschedule({ ...current, state }, now, this.#groups.policy);
           return { result: record.wakeAt, next: record };

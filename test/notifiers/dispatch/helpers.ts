@@ -160,7 +160,7 @@ export async function startRig(prefix = uniquePrefix()): Promise<Rig> {
         redis,
         prefix,
         logger,
-        policy: { handOffRetryMs: 200, idleGraceMinMs: 0, ...options.policy },
+        policy: { handOffRetryMs: 200, redeliveryMs: 0, ...options.policy },
         flusher: { pollMs: 50, leaseMs: 5_000 },
         silenceCacheMs: 0,
         ...(options.hooks ? { hooks: options.hooks } : {}),

@@ -43,7 +43,7 @@ beforeAll(async () => {
     redis,
     prefix,
     logger: pino({ enabled: false }),
-    policy: { handOffRetryMs: 200, idleGraceMinMs: 0 },
+    policy: { handOffRetryMs: 200, redeliveryMs: 0 },
     hooks: {
       onHandedOff: (notification) => handedOff.push(notification),
       onDropped: (notification) => dropped.push(notification),
