@@ -24,9 +24,13 @@ export function writeJson(stream: Writable, value: unknown): void {
 
 /** Left-aligned columns with a header row; the plain-text form of every list command. */
 export function renderTable(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, column) =>
-    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
+  // Loops, not Math.max(...rows): a fleet's list can hold more rows than a call takes arguments.
+  const widths = headers.map((header) => header.length);
+  for (const row of rows) {
+    row.forEach((cell, column) => {
+      if (column < widths.length) widths[column] = Math.max(widths[column] ?? 0, cell.length);
+    });
+  }
   const line = (cells: string[]) =>
     cells
       .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
@@ -121,7 +125,7 @@ export function renderDocument(value: unknown): string {
   }
   if (isRecord(value)) {
     const entries = Object.entries(value);
-    const width = Math.max(0, ...entries.map(([key]) => key.length));
+    const width = entries.reduce((most, [key]) => Math.max(most, key.length), 0);
     return entries
       .map(([key, item]) => `${`${key}:`.padEnd(width + 2)}${inline(item, NESTED_WIDTH.line)}`)
       .join('\n');

@@ -15,7 +15,8 @@ export interface LuaScript {
 }
 
 type ScriptArg = string | number;
-type ScriptFn<R> = (...args: ScriptArg[]) => R;
+/** A custom command called with one array: ioredis flattens it into the command's arguments. */
+type ScriptFn<R> = (args: ScriptArg[]) => R;
 
 function lookup<R>(target: object, name: string): ScriptFn<R> {
   const fn = (target as Record<string, unknown>)[name];
@@ -34,6 +35,15 @@ export function defineScript(redis: RedisClient, script: LuaScript): void {
   );
 }
 
+/** The key count when the script's is variable, the keys, then the arguments. */
+function scriptArguments(
+  script: LuaScript,
+  keys: readonly string[],
+  args: readonly ScriptArg[],
+): ScriptArg[] {
+  return script.numberOfKeys === undefined ? [keys.length, ...keys, ...args] : [...keys, ...args];
+}
+
 /** Runs a defined script: `keys` then `args` (with the key count first when it is variable). */
 export function runScript(
   redis: RedisClient,
@@ -42,8 +52,9 @@ export function runScript(
   args: readonly ScriptArg[],
 ): Promise<unknown> {
   defineScript(redis, script);
-  const prefix = script.numberOfKeys === undefined ? [keys.length] : [];
-  return lookup<Promise<unknown>>(redis, script.name).call(redis, ...prefix, ...keys, ...args);
+  // One array, not spread arguments: ioredis flattens it, and a script's arguments can outnumber
+  // what a call takes (a storm's flush writes an incident field per incident).
+  return lookup<Promise<unknown>>(redis, script.name).call(redis, scriptArguments(script, keys, args));
 }
 
 /** Queues a defined script on a pipeline (define it on the pipeline's connection first). */
@@ -53,6 +64,5 @@ export function queueScript(
   keys: readonly string[],
   args: readonly ScriptArg[],
 ): void {
-  const prefix = script.numberOfKeys === undefined ? [keys.length] : [];
-  lookup<unknown>(pipeline, script.name).call(pipeline, ...prefix, ...keys, ...args);
+  lookup<unknown>(pipeline, script.name).call(pipeline, scriptArguments(script, keys, args));
 }

@@ -2,6 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
+import { slices } from '../lib/slices.js';
 import { byShard, pipelineByShard, type ShardGroup } from './by-shard.js';
 import {
   CHANGE_FEED_MAX,
@@ -578,19 +579,24 @@ export class SnapshotStore {
    */
   protected committed(_results: ReadonlyArray<CommitResult | Error>): void {}
 
-  /** Deletes snapshots (one round trip, one UNLINK per shard; absent ones are fine). */
+  /** Deletes snapshots (one round trip, an UNLINK per shard and `ITEMS_PER_CALL` keys; absent ones are fine). */
   async forget(refs: readonly SnapshotRef[]): Promise<void> {
     if (refs.length === 0) return;
     const groups = new Map<number, string[]>();
     for (const ref of refs) {
       const shard = this.shardOf(ref);
-      groups.set(shard, [...(groups.get(shard) ?? []), this.keyOf(ref)]);
+      const keys = groups.get(shard) ?? [];
+      if (keys.length === 0) groups.set(shard, keys);
+      keys.push(this.keyOf(ref));
     }
+    const calls = [...groups].flatMap(([shard, keys]) =>
+      slices(keys).map((slice) => [shard, slice] as const),
+    );
     const replies = await pipelineByShard(
       this.#redis,
-      [...groups],
+      calls,
       ([shard]) => shard,
-      (pipeline, [, keys]) => pipeline.unlink(...keys),
+      (pipeline, [, keys]) => pipeline.unlink(keys),
     );
     const failed = replies.flat().find(([error]) => error);
     if (failed) throw failed[0];

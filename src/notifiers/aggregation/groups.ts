@@ -3,6 +3,7 @@ import { incidentId } from '../../events/incident-ref.js';
 import type { FleetEvent, Severity } from '../../events/types.js';
 import { appended } from '../../lib/appended.js';
 import { PersistentMap } from '../../lib/persistent-map.js';
+import { ITEMS_PER_CALL } from '../../lib/slices.js';
 import { eventsRedeliveryMs } from '../../queues/names.js';
 import type { Notification } from '../notifier.js';
 import { type GroupRef, incidentOf, type Labels, maxSeverity, severityOf } from '../routing/labels.js';
@@ -135,9 +136,6 @@ export const RECENT_IDS = 512;
 /** Recent ids a group keeps at most, however recently it took them. */
 export const RECENT_IDS_MAX = 100_000;
 
-/** The most ids `remember` passes to `appended` as arguments (a call's arguments live on the stack). */
-const APPEND_ARGUMENTS = 1_000;
-
 /** The redelivery window cut into this many marks: ids are kept up to 1/16 of it longer. */
 const RECENT_MARKS = 16;
 
@@ -217,7 +215,7 @@ function remember(state: GroupState, more: readonly string[], now: number, windo
   }
   // An append is remembered as one (lib/appended.ts) unless too long to pass as arguments.
   const recentIds =
-    drop === 0 && more.length <= APPEND_ARGUMENTS ? appended(ids, ...more) : [...ids.slice(drop), ...more];
+    drop === 0 && more.length <= ITEMS_PER_CALL ? appended(ids, ...more) : [...ids.slice(drop), ...more];
   carryRecentSet(ids, recentIds, drop, more);
   return { recentIds, recentMarks: marks };
 }
@@ -654,12 +652,14 @@ export function reminders(
     createdAt: new Date(now).toISOString(),
   };
   if (announced.length > 0) {
-    notification.reminder = {
-      firstNotifiedAt: new Date(
-        Math.min(...announced.map((incident) => incident.firstNotifiedAt ?? now)),
-      ).toISOString(),
-      count: Math.max(...announced.map((incident) => incident.reminders + 1)),
-    };
+    // A loop, not Math.min(...all): a storm's group holds more incidents than a call takes arguments.
+    let first = Number.POSITIVE_INFINITY;
+    let count = 0;
+    for (const incident of announced) {
+      first = Math.min(first, incident.firstNotifiedAt ?? now);
+      count = Math.max(count, incident.reminders + 1);
+    }
+    notification.reminder = { firstNotifiedAt: new Date(first).toISOString(), count };
   }
   for (const [id, incident] of chosen) {
     const wasAnnounced = incident.firstNotifiedAt !== undefined;

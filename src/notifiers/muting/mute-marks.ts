@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RedisClient } from '../../lib/redis-connection.js';
+import { slices } from '../../lib/slices.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { type LuaScript, runScript } from '../../store/scripts.js';
 import type { Muted } from './muted.js';
@@ -76,12 +77,13 @@ export class MuteMarks {
   /** The marks of these events (absent: not muted, or marked too long ago). */
   async read(eventIds: readonly string[]): Promise<Map<string, MuteMark>> {
     const out = new Map<string, MuteMark>();
-    if (eventIds.length === 0) return out;
-    const values = await this.#redis.hmget(this.keys.muted, ...eventIds);
-    eventIds.forEach((id, i) => {
-      const mark = decodeStored(markSchema, values[i]);
-      if (mark) out.set(id, mark);
-    });
+    for (const slice of slices(eventIds)) {
+      const values = await this.#redis.hmget(this.keys.muted, ...slice);
+      slice.forEach((id, i) => {
+        const mark = decodeStored(markSchema, values[i]);
+        if (mark) out.set(id, mark);
+      });
+    }
     return out;
   }
 }

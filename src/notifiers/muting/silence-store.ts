@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../lib/redis-connection.js';
+import { slices } from '../../lib/slices.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
 import { createSilence, expireSilence, type Silence, silenceState } from './silences.js';
 
@@ -115,7 +116,9 @@ export class SilenceStore {
     const old = (await this.#all())
       .filter((silence) => Date.parse(silence.endsAt) + this.#retentionMs <= now)
       .map((silence) => silence.id);
-    return old.length === 0 ? 0 : this.#redis.hdel(this.keys.silences, ...old);
+    let deleted = 0;
+    for (const slice of slices(old)) deleted += await this.#redis.hdel(this.keys.silences, ...slice);
+    return deleted;
   }
 
   async #all(): Promise<Silence[]> {

@@ -259,6 +259,28 @@ describe('grouping', () => {
 });
 
 describe('incidents and reminders', () => {
+  it('reminds a group of 250,000 open incidents in one notification', () => {
+    // More incidents than a call takes arguments: nothing about them may be spread into one.
+    const size = 250_000;
+    const firstNotifiedAt = T0 - HOUR;
+    const incidents = PersistentMap.from(
+      Array.from({ length: size }, (_, i): [string, IncidentState] => {
+        const event = vpnLost(`v${i}`, { id: `e${i}` });
+        const incident = { subject: event.subject, key: 'vpn', openedAt: firstNotifiedAt, event };
+        return [
+          `${event.subject}#vpn`,
+          { ...incident, reminders: i % 3, firstNotifiedAt: firstNotifiedAt + i, dueAt: T0 },
+        ];
+      }),
+    );
+    const { notification } = reminders({ ...newGroup(), incidents }, T0);
+    expect(notification?.events).toHaveLength(size);
+    expect(notification?.reminder).toEqual({
+      firstNotifiedAt: new Date(firstNotifiedAt).toISOString(),
+      count: 3,
+    });
+  });
+
   it('opens an incident per (subject, key) on firing and closes it on resolution', () => {
     let state = newGroup();
     state = add(state, vpnLost('a'), T0);

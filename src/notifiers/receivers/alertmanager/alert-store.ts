@@ -1,5 +1,6 @@
 import { hashPages } from '../../../lib/hash-scan.js';
 import type { RedisClient } from '../../../lib/redis-connection.js';
+import { slices } from '../../../lib/slices.js';
 import { type LuaScript, runScript } from '../../../store/scripts.js';
 import type { ReceiverRedis } from '../../notifier.js';
 import { parseStoredAlert, type StoredAlert } from './alerts.js';
@@ -47,9 +48,9 @@ export class AlertStore {
   /** The stored alerts of these incidents, and of every incident of these subjects. */
   async load(ids: readonly string[], subjects: readonly string[]): Promise<Map<string, StoredAlert>> {
     const found = new Map<string, StoredAlert>();
-    if (ids.length > 0) {
-      const values = await this.#redis.hmget(this.#key, ...ids);
-      ids.forEach((id, index) => {
+    for (const slice of slices(ids)) {
+      const values = await this.#redis.hmget(this.#key, ...slice);
+      slice.forEach((id, index) => {
         const alert = parseStoredAlert(values[index]);
         if (alert) found.set(id, alert);
       });
@@ -63,9 +64,9 @@ export class AlertStore {
   }
 
   async save(writes: ReadonlyMap<string, StoredAlert>): Promise<void> {
-    if (writes.size === 0) return;
-    const fields = [...writes].flatMap(([id, alert]) => [id, JSON.stringify(alert)]);
-    await this.#redis.hset(this.#key, ...fields);
+    for (const slice of slices([...writes])) {
+      await this.#redis.hset(this.#key, ...slice.flatMap(([id, alert]) => [id, JSON.stringify(alert)]));
+    }
   }
 
   /** Every stored alert, a page (at most a few hundred) at a time. */

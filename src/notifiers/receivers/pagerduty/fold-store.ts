@@ -1,4 +1,5 @@
 import type { RedisClient } from '../../../lib/redis-connection.js';
+import { ITEMS_PER_CALL, slices } from '../../../lib/slices.js';
 import { type LuaScript, runScript } from '../../../store/scripts.js';
 import type { ReceiverRedis } from '../../notifier.js';
 import type { FoldState } from './fold.js';
@@ -14,7 +15,7 @@ import type { FoldState } from './fold.js';
  */
 
 /** Incidents written per script call, so that one call never holds Redis for long. */
-export const FOLD_BATCH = 1_000;
+export const FOLD_BATCH = ITEMS_PER_CALL;
 
 const FOLD: LuaScript = {
   name: 'fleetwatchPagerDutyFold',
@@ -46,13 +47,6 @@ end
 return removed`,
 };
 
-function batches<T>(items: readonly T[]): T[][] {
-  const found: T[][] = [];
-  for (let start = 0; start < items.length; start += FOLD_BATCH)
-    found.push(items.slice(start, start + FOLD_BATCH));
-  return found;
-}
-
 export class FoldStore {
   readonly #redis: RedisClient;
   readonly #key: string;
@@ -65,7 +59,7 @@ export class FoldStore {
   /** What is folded among these incidents, and the counts of their group alerts and of `groups`. */
   async read(incidents: readonly string[], groups: readonly string[]): Promise<FoldState> {
     const foldedInto = new Map<string, string>();
-    for (const batch of batches(incidents)) {
+    for (const batch of slices(incidents, FOLD_BATCH)) {
       const values = await this.#redis.hmget(this.#key, ...batch.map((key) => `i:${key}`));
       batch.forEach((key, index) => {
         const group = values[index];
@@ -94,7 +88,7 @@ export class FoldStore {
 
   async #each(script: LuaScript, work: ReadonlyMap<string, readonly string[]>): Promise<void> {
     for (const [group, incidents] of work) {
-      for (const batch of batches(incidents)) {
+      for (const batch of slices(incidents, FOLD_BATCH)) {
         await runScript(this.#redis, script, [this.#key], [group, ...batch]);
       }
     }
