@@ -10,7 +10,8 @@
  * about 10 MB more of its heap went with them. Bundled and minified, with BullMQ's unused modules
  * left out, the heap of an idle daemon is about a quarter smaller (BENCHMARKS.md, *Idle memory*).
  */
-import { dirname, resolve } from 'node:path';
+import { readdir, rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile, type Plugin } from 'esbuild';
 
@@ -78,7 +79,25 @@ export async function buildCli(outDir = CLI_OUT): Promise<Metafile> {
     legalComments: 'linked',
     logLevel: 'warning',
   });
+  await removeStaleChunks(outDir, result.metafile);
   return result.metafile;
+}
+
+/**
+ * Chunk names carry their content's hash, so every change leaves the previous build's chunks
+ * behind; removed after the build (not before, so a daemon running from the folder never finds
+ * a chunk it loads at first use missing while the build runs).
+ */
+async function removeStaleChunks(outDir: string, metafile: Metafile): Promise<void> {
+  const built = new Set(Object.keys(metafile.outputs).map((output) => resolve(output)));
+  const chunks = join(outDir, 'chunks');
+  const names = await readdir(chunks).catch(() => [] as string[]);
+  await Promise.all(
+    names
+      .map((name) => join(chunks, name))
+      .filter((path) => !built.has(resolve(path)))
+      .map((path) => rm(path, { force: true })),
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
