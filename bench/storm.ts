@@ -21,7 +21,7 @@ import { PrivateRedis } from '../test/support/private-redis.js';
  * the bytes its Redis connection wrote, and the private Redis server's CPU.
  */
 
-export const STORM_SIZES = [1_000, 4_000, 10_000] as const;
+export const STORM_SIZES = [1_000, 4_000, 10_000, 50_000] as const;
 /** The events worker's concurrency (src/notifiers/dispatch/events-worker.ts). */
 const CONCURRENCY = 16;
 const RECEIVER = 'ops';

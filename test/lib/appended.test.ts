@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { appended, frozenLength, noteFrozen, startsWith } from '../../src/lib/appended.js';
+import { appended, extendingInPlace, frozenLength, noteFrozen, startsWith } from '../../src/lib/appended.js';
 
 type Step =
   | { kind: 'append'; count: number }
@@ -76,5 +76,50 @@ describe('appended', () => {
     expect(startsWith(next, base)).toBe(true);
     expect(startsWith(base, next)).toBe(false);
     expect(startsWith(next, [{ n: 1 }])).toBe(false);
+  });
+
+  describe('extendingInPlace', () => {
+    it('extends in place only what it appended inside the run', () => {
+      const before = appended([1], 2);
+      const frozen = Object.freeze(appended([1], 2));
+      const { first, second, third, fork, fromFrozen } = extendingInPlace(() => {
+        const first = appended(before, 3);
+        const second = appended(first, 4, 5);
+        const third = appended(second, 6);
+        // An array it did not make itself (a copy): a new array, as outside.
+        const copy = third.slice();
+        const fork = [copy, appended(copy, 9)] as const;
+        return { first, second, third, fork, fromFrozen: appended(frozen, 3) };
+      });
+      // What the run was given is left alone; what it made grew in place.
+      expect(before).toEqual([1, 2]);
+      expect(first).not.toBe(before);
+      expect(second).toBe(first);
+      expect(third).toBe(first);
+      expect(third).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(startsWith(third, before)).toBe(true);
+      expect(fork[1]).not.toBe(fork[0]);
+      expect(fork[0]).toHaveLength(6);
+      expect(fromFrozen).not.toBe(frozen);
+      expect(frozen).toEqual([1, 2]);
+      // Outside a run every append is a new array again.
+      const after = appended(third, 7);
+      expect(after).not.toBe(third);
+      expect(third).toHaveLength(6);
+    });
+
+    it('keeps versions of the line apart once one was extended past the run', () => {
+      const base = appended([], 'a');
+      const grown = extendingInPlace(() => {
+        const one = appended(base, 'b');
+        return appended(one, 'c');
+      });
+      const older = appended(base, 'x');
+      expect(grown).toEqual(['a', 'b', 'c']);
+      expect(older).toEqual(['a', 'x']);
+      expect(startsWith(grown, base)).toBe(true);
+      expect(startsWith(older, base)).toBe(true);
+      expect(startsWith(older, grown)).toBe(false);
+    });
   });
 });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FleetEvent } from '../../events/types.js';
-import { frozenLength, noteFrozen, startsWith } from '../../lib/appended.js';
+import { extendingInPlace, frozenLength, noteFrozen, startsWith } from '../../lib/appended.js';
 import { PersistentMap } from '../../lib/persistent-map.js';
 import type { RedisClient } from '../../lib/redis-connection.js';
 import { uniqueToken } from '../../lib/unique-token.js';
@@ -65,7 +65,11 @@ export interface GroupChange<R> {
   next?: GroupRecord | null;
 }
 
-/** Pure with respect to its input (it may run several times: once per attempt). */
+/**
+ * Pure with respect to its input (it may run several times: once per attempt). The changes of one
+ * batch run inside `extendingInPlace` (lib/appended.ts): an array the previous change appended to
+ * may grow in place, so a change keeps nothing of its input's arrays past its return.
+ */
 export type GroupMutator<R> = (current: GroupRecord | undefined) => GroupChange<R>;
 
 export class GroupContentionError extends Error {
@@ -587,18 +591,21 @@ export class GroupStore {
       const record = stored.record;
       let current = record;
       let changed = false;
-      const outcomes: Outcome[] = mutators.map((mutate) => {
-        try {
-          const change = mutate(current);
-          if (change.next !== undefined) {
-            current = change.next ?? undefined;
-            changed = true;
+      // One batch, one write: the arrays one change appended to, the next extends in place.
+      const outcomes: Outcome[] = extendingInPlace(() =>
+        mutators.map((mutate): Outcome => {
+          try {
+            const change = mutate(current);
+            if (change.next !== undefined) {
+              current = change.next ?? undefined;
+              changed = true;
+            }
+            return { ok: true, value: change.result };
+          } catch (error) {
+            return { ok: false, error };
           }
-          return { ok: true, value: change.result };
-        } catch (error) {
-          return { ok: false, error };
-        }
-      });
+        }),
+      );
       // No change (or a mutator's error) is only an answer when seen on a fresh read: no
       // compare-and-set verifies it. Nor is deleting a group memory says is absent (`#write` has
       // nothing to write, so nothing checks the version: the group may exist by now).

@@ -160,7 +160,9 @@ export class Dispatcher {
               this.#groups.policy,
             );
             // A muted resolution of an incident the group announced is still said (groups.ts).
-            const keptOut = muted !== undefined && !next.pending.some((pending) => pending.id === event.id);
+            // Taken, the event is the last pending one (a scan of a storm's pending events per
+            // event made the storm quadratic).
+            const keptOut = muted !== undefined && next.pending.at(-1) !== event;
             return { result: { wake: record.wakeAt, keptOut }, next: record };
           },
         ),

@@ -120,6 +120,39 @@ describe('GroupStore', () => {
     expect((await store.get('batch'))?.state.sequence).toBe(20);
   });
 
+  it('grows a batch of changes to one group in one array, leaving stored versions alone', async () => {
+    const [store] = stores as [GroupStore];
+    const now = Date.now();
+    const key = `${groupFor(vpnLost('any'), {}, match).key}-batch`;
+    const seen: Array<readonly unknown[]> = [];
+    const add = (id: string) => (current: GroupRecord | undefined) => {
+      const before = current?.state ?? openGroup({ key, labels: {} }, match, now);
+      seen.push(before.pending);
+      const state = addEvent(before, vpnLost(id, { id }), now, match);
+      return {
+        result: state.pending,
+        next: reschedule({ ...(current ?? newRecord(state)), state }, now, policy),
+      };
+    };
+    const first = await store.update(key, add('first'));
+    const stored = (await store.get(key))?.state.pending;
+    // Queued together: the first runs alone (nothing else is queued yet), the other four form the
+    // next batch.
+    const results = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => store.update(key, add(id))));
+    expect(results.map((pending) => pending.length)).toEqual([2, 6, 6, 6, 6]);
+    // One array for the batch: made by its first change (from the stored version), grown by the
+    // three after it.
+    expect(new Set(results.slice(1)).size).toBe(1);
+    expect(seen[2]).toBe(results[0]);
+    expect(seen.slice(3).every((pending) => pending === results[1])).toBe(true);
+    // The versions before it are as they were.
+    expect(first).toHaveLength(1);
+    expect(stored).toHaveLength(1);
+    expect(results[0]).toHaveLength(2);
+    const ids = (await stores[1]!.get(key))?.state.pending.map((event) => event.id);
+    expect(ids).toEqual(['first', 'a', 'b', 'c', 'd', 'e']);
+  });
+
   it('changes a group it just read or wrote without reading it again, never on a stale version', async () => {
     const now = Date.now();
     const [one, two] = stores as [GroupStore, GroupStore];
