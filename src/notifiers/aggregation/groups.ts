@@ -133,8 +133,13 @@ export type NotificationIdFn = (groupKey: string, createdAt: number, sequence: n
 /** Recent ids a group keeps however long ago it took them. */
 export const RECENT_IDS = 512;
 
-/** Recent ids a group keeps at most, however recently it took them. */
+/**
+ * Recent ids a group keeps at most, however recently it took them. Past it the oldest go down to
+ * `RECENT_IDS_KEPT`, so that a storm beyond it drops ids once in a while, not one per event
+ * (each drop copies the list).
+ */
 export const RECENT_IDS_MAX = 100_000;
+export const RECENT_IDS_KEPT = RECENT_IDS_MAX - RECENT_IDS_MAX / 16;
 
 /** The redelivery window cut into this many marks: ids are kept up to 1/16 of it longer. */
 const RECENT_MARKS = 16;
@@ -200,7 +205,8 @@ function remember(state: GroupState, more: readonly string[], now: number, windo
   // which are dropped (only the unexpired need a time, so there are at most 17 marks).
   let expired = length - marks.reduce((sum, [, count]) => sum + count, 0);
   while (marks.length > 0 && marks[0]![0] <= now - windowMs) expired += marks.shift()![1];
-  const drop = Math.max(Math.min(expired, length - RECENT_IDS), length - RECENT_IDS_MAX, 0);
+  const overMax = length > RECENT_IDS_MAX ? length - RECENT_IDS_KEPT : 0;
+  const drop = Math.max(Math.min(expired, length - RECENT_IDS), overMax, 0);
   // Past RECENT_IDS_MAX, unexpired ids go too.
   let left = drop - expired;
   while (left > 0 && marks.length > 0) {

@@ -9,6 +9,7 @@ import {
   type GroupState,
   openGroup,
   RECENT_IDS,
+  RECENT_IDS_KEPT,
   RECENT_IDS_MAX,
 } from '../../../src/notifiers/aggregation/groups.js';
 import { groupFor } from '../../../src/notifiers/routing/labels.js';
@@ -84,17 +85,23 @@ describe('recent ids', () => {
     expect(state.recentMarks).toEqual([[expect.any(Number), 1]]);
   });
 
-  it('keeps at most RECENT_IDS_MAX, dropping the oldest', () => {
+  it('keeps at most RECENT_IDS_MAX: past it the oldest go down to RECENT_IDS_KEPT, at once', () => {
     const ids = Array.from({ length: RECENT_IDS_MAX }, (_, i) => `full-${i}`);
     const full: GroupState = { ...newGroup(), recentIds: ids, recentMarks: [[T0 + SECOND, RECENT_IDS_MAX]] };
     const state = flushAt(full, [vpnLost('one', { id: 'one' })], T0);
-    expect(state.recentIds).toHaveLength(RECENT_IDS_MAX);
-    expect(state.recentIds[0]).toBe('full-1');
+    const dropped = RECENT_IDS_MAX + 1 - RECENT_IDS_KEPT;
+    expect(state.recentIds).toHaveLength(RECENT_IDS_KEPT);
+    expect(state.recentIds[0]).toBe(`full-${dropped}`);
     expect(state.recentIds.at(-1)).toBe('one');
-    expect(recognises(state, vpnLost('full-0', { id: 'full-0' }), T0)).toBe(false);
-    expect(recognises(state, vpnLost('full-1', { id: 'full-1' }), T0)).toBe(true);
+    const event = (i: number) => vpnLost(`full-${i}`, { id: `full-${i}` });
+    expect(recognises(state, event(dropped - 1), T0)).toBe(false);
+    expect(recognises(state, event(dropped), T0)).toBe(true);
     // Every id kept is within the window: the marks still cover each one.
-    expect((state.recentMarks ?? []).reduce((sum, [, count]) => sum + count, 0)).toBe(RECENT_IDS_MAX);
+    expect((state.recentMarks ?? []).reduce((sum, [, count]) => sum + count, 0)).toBe(RECENT_IDS_KEPT);
+    // The next ones are taken without dropping any until the list is full again.
+    const next = flushAt(state, [vpnLost('two', { id: 'two' })], T0);
+    expect(next.recentIds).toHaveLength(RECENT_IDS_KEPT + 1);
+    expect(next.recentIds[0]).toBe(`full-${dropped}`);
   });
 
   it('reads a group stored before the marks: its ids count as taken long ago', () => {
