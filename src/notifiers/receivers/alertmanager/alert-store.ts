@@ -36,6 +36,17 @@ export interface StoredEntry {
   text: string;
 }
 
+/** Up to this many subjects, `load` scans the hash once per subject (by pattern); beyond, once. */
+export const SUBJECT_SCANS = 16;
+
+/** Whether the incident id `<subject>#<key>` is of one of `subjects` (a subject may hold `#`). */
+function ofSubjects(id: string, subjects: ReadonlySet<string>): boolean {
+  for (let at = id.indexOf('#'); at >= 0; at = id.indexOf('#', at + 1)) {
+    if (subjects.has(id.slice(0, at))) return true;
+  }
+  return false;
+}
+
 export class AlertStore {
   readonly #redis: RedisClient;
   readonly #key: string;
@@ -55,10 +66,19 @@ export class AlertStore {
         if (alert) found.set(id, alert);
       });
     }
-    for (const subject of subjects) {
-      for await (const page of this.#pages(`${globLiteral(subject)}#*`)) {
-        for (const entry of page) found.set(entry.id, entry.alert);
+    if (subjects.length <= SUBJECT_SCANS) {
+      for (const subject of subjects) {
+        for await (const page of this.#pages(`${globLiteral(subject)}#*`)) {
+          for (const entry of page) found.set(entry.id, entry.alert);
+        }
       }
+      return found;
+    }
+    // Many subjects (a mass removal): one pass over the hash instead of one per subject, each of
+    // which walks the whole hash too.
+    const wanted = new Set(subjects);
+    for await (const page of this.#pages(undefined)) {
+      for (const entry of page) if (ofSubjects(entry.id, wanted)) found.set(entry.id, entry.alert);
     }
     return found;
   }
