@@ -41,12 +41,13 @@ let owned: Set<readonly unknown[]> | undefined;
  * group store runs a batch of changes to one group this way (one write for them all), so a storm's
  * thousands of pending events are copied once per write, not once per event: copying them per
  * event made a storm of 50,000 into one group quadratic (70 s of CPU). Only arrays made inside the
- * run qualify, so nothing its caller holds from before changes; the caller must not keep an array
- * of one step's result once it hands that result to the next step.
+ * run qualify, and those the caller hands over (`adopted`: arrays it owns and nobody else holds),
+ * so nothing else changes; the caller must not keep an array of one step's result once it hands
+ * that result to the next step.
  */
-export function extendingInPlace<R>(run: () => R): R {
+export function extendingInPlace<R>(run: () => R, adopted: Iterable<readonly unknown[]> = []): R {
   if (owned !== undefined) return run();
-  owned = new Set();
+  owned = new Set(adopted);
   try {
     return run();
   } finally {
@@ -80,22 +81,29 @@ export function appended<T>(list: readonly T[], ...items: T[]): T[] {
   return next;
 }
 
-/** True when `list` begins with every item of `prefix`, the same objects in the same order. */
-export function startsWith(list: readonly unknown[], prefix: readonly unknown[]): boolean {
-  if (prefix.length > list.length) return false;
+/**
+ * True when `list` begins with the first `length` items of `prefix` (all of them by default), the
+ * same objects in the same order.
+ */
+export function startsWith(
+  list: readonly unknown[],
+  prefix: readonly unknown[],
+  length: number = prefix.length,
+): boolean {
+  if (length > list.length || length > prefix.length) return false;
   if (list === prefix) return true;
   const target = lineOf(prefix);
   if (target !== undefined) {
     let line = lineOf(list);
     let shared = list.length;
     for (let hops = 0; line !== undefined && hops < MAX_HOPS; hops += 1) {
-      if (line === target) return prefix.length <= shared;
+      if (line === target) return length <= shared;
       if (line.parent === undefined) break;
       shared = Math.min(shared, line.parent.length);
       line = line.parent.line;
     }
   }
-  for (let index = 0; index < prefix.length; index += 1) if (list[index] !== prefix[index]) return false;
+  for (let index = 0; index < length; index += 1) if (list[index] !== prefix[index]) return false;
   return true;
 }
 
@@ -104,8 +112,15 @@ export function frozenLength(list: readonly unknown[]): number {
   return Math.min(lineOf(list)?.frozen ?? 0, list.length);
 }
 
-/** Records that every item of `list` is deep-frozen now. */
+/**
+ * Records that every item of `list` is deep-frozen now. An array not made by `appended` (a copy, a
+ * filter) starts a line of its own here, unless it is frozen itself (then nothing needs noting).
+ */
 export function noteFrozen(list: readonly unknown[]): void {
   const line = lineOf(list);
   if (line !== undefined) line.frozen = Math.max(line.frozen, list.length);
+  else if (Object.isExtensible(list)) {
+    const own: Line = { tip: list.length, frozen: list.length };
+    Object.defineProperty(list, LINE, { value: own });
+  }
 }

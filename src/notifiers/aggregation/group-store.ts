@@ -39,7 +39,9 @@ import type { IncidentState, Incidents } from './groups.js';
  * their input alone, as groups.ts does), so an incident object or a pending array prefix that is
  * the same object as in the version read is unchanged. Every record the store hands to a mutator
  * is deep-frozen, so a mutator that modifies its input throws instead of leaving Redis and the
- * store's copy apart.
+ * store's copy apart; but for the lists' arrays of a version the store wrote itself, which the
+ * batch grows in place through `appended` (see `Stored`: a storm's pending events are copied
+ * neither per event nor per write).
  *
  * Versions are tokens never used before, not counters: a group deleted and created again never
  * matches a version read from its previous life.
@@ -226,11 +228,19 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * A group as the store last read or wrote it: its version ('' = absent), its record (deep-frozen),
  * and how Redis holds it (`parts`; `whole`: the record's JSON in `s`, written before the parts;
  * `none`: nothing).
+ *
+ * A version this store wrote keeps its lists' arrays unfrozen (their items are frozen) and owns
+ * them (`own`): the next batch grows them in place instead of copying them (`extendingInPlace`,
+ * lib/appended.ts), so a storm's pending events are not copied once per write. `lengths` says how
+ * long each list was when stored, which is what a write compares against; a batch that grew them
+ * and did not write leaves the version unusable, and it is forgotten.
  */
 interface Stored {
   version: string;
   record: GroupRecord | undefined;
   layout: 'parts' | 'whole' | 'none';
+  lengths: Readonly<Record<ListField, number>>;
+  own: boolean;
 }
 
 const INCIDENT_FIELD = 'i:';
@@ -249,6 +259,34 @@ type ListField = (typeof LISTS)[number]['field'];
 
 function listOf(record: GroupRecord | undefined, field: ListField): readonly unknown[] | undefined {
   return record?.state[field];
+}
+
+/** How long each list of `record` is now. */
+function lengthsOf(record: GroupRecord | undefined): Record<ListField, number> {
+  return {
+    pending: record?.state.pending.length ?? 0,
+    closing: record?.state.closing?.length ?? 0,
+    recentIds: record?.state.recentIds.length ?? 0,
+  };
+}
+
+/** The lists' arrays of a record (the ones a batch may grow in place when the store owns them). */
+function listsOf(record: GroupRecord | undefined): Array<readonly unknown[]> {
+  return LISTS.map(({ field }) => listOf(record, field)).filter((list) => list !== undefined);
+}
+
+/** Deep-freezes `record` but its lists' arrays themselves (their items are frozen): see `Stored`. */
+function freezeKeepingLists(record: GroupRecord): GroupRecord {
+  const lists = new Set(listsOf(record));
+  for (const list of lists) {
+    for (let index = frozenLength(list); index < list.length; index += 1) deepFreeze(list[index]);
+    noteFrozen(list);
+  }
+  for (const value of Object.values(record.state))
+    if (!lists.has(value as readonly unknown[])) deepFreeze(value);
+  Object.freeze(record.state);
+  for (const value of Object.values(record)) deepFreeze(value);
+  return Object.freeze(record);
 }
 
 /**
@@ -286,30 +324,32 @@ function headerJson(record: GroupRecord): string {
 function listChange(before: Stored, after: GroupRecord, field: ListField, json: boolean): unknown[] {
   const next = listOf(after, field) ?? [];
   const old = before.layout === 'parts' ? (listOf(before.record, field) ?? []) : undefined;
+  // What Redis holds is the first `stored` items of `old` (a batch may have grown it since).
+  const stored = before.lengths[field];
   const encode = (items: readonly unknown[]) =>
     items.map((item) => (json ? JSON.stringify(item) : String(item)));
-  if (old === next || (old && old.length === 0 && next.length === 0)) return ['keep', 0];
-  if (old && startsWith(next, old)) {
-    const added = encode(next.slice(old.length));
+  if (old && next.length === stored && (old === next || stored === 0)) return ['keep', 0];
+  if (old && startsWith(next, old, stored)) {
+    const added = encode(next.slice(stored));
     return ['append', added.length, ...added];
   }
-  const dropped = old ? slidBy(old, next) : undefined;
+  const dropped = old ? slidBy(old, stored, next) : undefined;
   if (old && dropped !== undefined) {
-    const added = encode(next.slice(old.length - dropped));
+    const added = encode(next.slice(stored - dropped));
     return [`drop:${dropped}`, added.length, ...added];
   }
   return ['replace', next.length, ...encode(next)];
 }
 
 /**
- * How many items `next` dropped from the front of `old` when the rest of `old` begins it (the
- * same items in the same order); undefined when it is not so.
+ * How many items `next` dropped from the front of the first `length` items of `old` when the rest
+ * of them begins it (the same items in the same order); undefined when it is not so.
  */
-function slidBy(old: readonly unknown[], next: readonly unknown[]): number | undefined {
+function slidBy(old: readonly unknown[], length: number, next: readonly unknown[]): number | undefined {
   if (next.length === 0) return undefined;
   const dropped = old.indexOf(next[0]);
-  if (dropped <= 0) return undefined;
-  const kept = old.length - dropped;
+  if (dropped <= 0 || dropped >= length) return undefined;
+  const kept = length - dropped;
   if (kept > next.length) return undefined;
   for (let index = 0; index < kept; index += 1) if (next[index] !== old[dropped + index]) return undefined;
   return dropped;
@@ -419,9 +459,17 @@ function decodeStored(
     // Written as JSON, the incidents are a plain object.
     const open = record.state.incidents as unknown as Record<string, IncidentState> | undefined;
     record.state = { ...record.state, incidents: PersistentMap.from(Object.entries(open ?? {})) };
-    return { version, record: deepFreeze(record), layout: 'whole' };
+    return {
+      version,
+      record: deepFreeze(record),
+      layout: 'whole',
+      lengths: lengthsOf(undefined),
+      own: false,
+    };
   }
-  if (header === undefined) return { version, record: undefined, layout: 'none' };
+  if (header === undefined) {
+    return { version, record: undefined, layout: 'none', lengths: lengthsOf(undefined), own: false };
+  }
   const record = parse<GroupRecord>(groupKey, header);
   const [pending = [], closing = [], recent = []] = lists;
   record.state = {
@@ -432,7 +480,7 @@ function decodeStored(
     ...(closing.length > 0 ? { closing: [...closing] } : {}),
     recentIds: [...recent],
   };
-  return { version, record: deepFreeze(record), layout: 'parts' };
+  return { version, record: deepFreeze(record), layout: 'parts', lengths: lengthsOf(record), own: false };
 }
 
 export class GroupStore {
@@ -591,28 +639,42 @@ export class GroupStore {
       const record = stored.record;
       let current = record;
       let changed = false;
-      // One batch, one write: the arrays one change appended to, the next extends in place.
-      const outcomes: Outcome[] = extendingInPlace(() =>
-        mutators.map((mutate): Outcome => {
-          try {
-            const change = mutate(current);
-            if (change.next !== undefined) {
-              current = change.next ?? undefined;
-              changed = true;
+      // One batch, one write: the arrays one change appended to, the next extends in place, and
+      // those of a version this store wrote too (`Stored`).
+      const grows = stored.own ? listsOf(record) : [];
+      const outcomes: Outcome[] = extendingInPlace(
+        () =>
+          mutators.map((mutate): Outcome => {
+            try {
+              const change = mutate(current);
+              if (change.next !== undefined) {
+                current = change.next ?? undefined;
+                changed = true;
+              }
+              return { ok: true, value: change.result };
+            } catch (error) {
+              return { ok: false, error };
             }
-            return { ok: true, value: change.result };
-          } catch (error) {
-            return { ok: false, error };
-          }
-        }),
+          }),
+        grows,
       );
       // No change (or a mutator's error) is only an answer when seen on a fresh read: no
       // compare-and-set verifies it. Nor is deleting a group memory says is absent (`#write` has
       // nothing to write, so nothing checks the version: the group may exist by now).
       const unverified = !changed || (!record && !current) || outcomes.some((outcome) => !outcome.ok);
+      // Unless this batch writes, a version whose lists it may have grown is no longer what Redis
+      // holds: forgotten, so the next change reads.
+      if (stored.own && unverified) this.#known.delete(groupKey);
       if (fromMemory && unverified) continue;
       if (!changed) return outcomes;
-      if (await this.#write(groupKey, stored, current)) return outcomes;
+      let written: boolean;
+      try {
+        written = await this.#write(groupKey, stored, current);
+      } catch (error) {
+        if (stored.own) this.#known.delete(groupKey);
+        throw error;
+      }
+      if (written) return outcomes;
       this.#known.delete(groupKey);
       // A remembered version replaced meanwhile is not contention: read and try again at once.
       if (fromMemory) continue;
@@ -641,7 +703,13 @@ export class GroupStore {
     let args: Array<string | number>;
     let written: Stored;
     if (after) {
-      written = { version: uniqueToken(), record: deepFreeze(after), layout: 'parts' };
+      written = {
+        version: uniqueToken(),
+        record: freezeKeepingLists(after),
+        layout: 'parts',
+        lengths: lengthsOf(after),
+        own: true,
+      };
       args = [
         before.version,
         written.version,
@@ -658,7 +726,7 @@ export class GroupStore {
         ...incidents.deleted,
       ];
     } else {
-      written = { version: '', record: undefined, layout: 'none' };
+      written = { version: '', record: undefined, layout: 'none', lengths: lengthsOf(undefined), own: false };
       args = [before.version, '', '', '', groupKey, incidents.adds.length];
     }
     const ok = (await runScript(this.#redis, WRITE_SCRIPT, keys, args)) === 1;

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeQuietly, createProducerConnection, waitForReady } from '../../../src/lib/redis-connection.js';
@@ -7,6 +8,7 @@ import {
   addEvent,
   closeSubject,
   flush,
+  type GroupState,
   openGroup,
   reminders,
 } from '../../../src/notifiers/aggregation/groups.js';
@@ -120,8 +122,9 @@ describe('GroupStore', () => {
     expect((await store.get('batch'))?.state.sequence).toBe(20);
   });
 
-  it('grows a batch of changes to one group in one array, leaving stored versions alone', async () => {
-    const [store] = stores as [GroupStore];
+  it('grows the lists of the versions it wrote in place, never of those it read', async () => {
+    // A storm's pending events are copied neither per event nor per write (group-store.ts, `Stored`).
+    const [store, other] = stores as [GroupStore, GroupStore];
     const now = Date.now();
     const key = `${groupFor(vpnLost('any'), {}, match).key}-batch`;
     const seen: Array<readonly unknown[]> = [];
@@ -130,27 +133,46 @@ describe('GroupStore', () => {
       seen.push(before.pending);
       const state = addEvent(before, vpnLost(id, { id }), now, match);
       return {
-        result: state.pending,
+        result: state.pending.length,
         next: reschedule({ ...(current ?? newRecord(state)), state }, now, policy),
       };
     };
-    const first = await store.update(key, add('first'));
-    const stored = (await store.get(key))?.state.pending;
-    // Queued together: the first runs alone (nothing else is queued yet), the other four form the
-    // next batch.
-    const results = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => store.update(key, add(id))));
-    expect(results.map((pending) => pending.length)).toEqual([2, 6, 6, 6, 6]);
-    // One array for the batch: made by its first change (from the stored version), grown by the
-    // three after it.
-    expect(new Set(results.slice(1)).size).toBe(1);
-    expect(seen[2]).toBe(results[0]);
-    expect(seen.slice(3).every((pending) => pending === results[1])).toBe(true);
-    // The versions before it are as they were.
-    expect(first).toHaveLength(1);
-    expect(stored).toHaveLength(1);
-    expect(results[0]).toHaveLength(2);
-    const ids = (await stores[1]!.get(key))?.state.pending.map((event) => event.id);
-    expect(ids).toEqual(['first', 'a', 'b', 'c', 'd', 'e']);
+    const ids = async () => (await other.get(key))?.state.pending.map((event) => event.id);
+    expect(await store.update(key, add('first'))).toBe(1);
+    const read = (await store.get(key))?.state.pending;
+    // `get` read it: the next change copies what it read, and grows that copy from then on.
+    expect(await store.update(key, add('a'))).toBe(2);
+    const lengths = await Promise.all(['b', 'c', 'd'].map((id) => store.update(key, add(id))));
+    expect(lengths).toEqual([3, 4, 5]);
+    expect(seen[1]).toBe(read);
+    expect(new Set(seen.slice(2)).size).toBe(1);
+    expect(seen[2]).not.toBe(read);
+    expect(read).toHaveLength(1);
+    expect(await ids()).toEqual(['first', 'a', 'b', 'c', 'd']);
+    // Another replica writes: the compare-and-set fails, the store reads again and grows its read.
+    await other.update(key, add('from-other'));
+    expect(await store.update(key, add('e'))).toBe(7);
+    expect(seen.at(-1)).not.toBe(seen[2]);
+    expect(await ids()).toEqual(['first', 'a', 'b', 'c', 'd', 'from-other', 'e']);
+    // A change that throws after growing the list: nothing of it reaches Redis, nor the next change.
+    const failing = store.update(key, (current) => {
+      add('lost')(current);
+      throw new Error('a bug after the change');
+    });
+    await expect(failing).rejects.toThrow('a bug after the change');
+    expect(await store.update(key, add('f'))).toBe(8);
+    expect(await ids()).toEqual(['first', 'a', 'b', 'c', 'd', 'from-other', 'e', 'f']);
+    // A write Redis fails after the change grew the list: the next change starts from a read.
+    const writes = vi
+      .spyOn(connections[0] as unknown as Record<string, () => unknown>, 'fleetwatchNotifyGroupWrite')
+      .mockRejectedValueOnce(new Error('Redis went away'));
+    try {
+      await expect(store.update(key, add('unwritten'))).rejects.toThrow('Redis went away');
+    } finally {
+      writes.mockRestore();
+    }
+    expect(await store.update(key, add('g'))).toBe(9);
+    expect(await ids()).toEqual(['first', 'a', 'b', 'c', 'd', 'from-other', 'e', 'f', 'g']);
   });
 
   it('changes a group it just read or wrote without reading it again, never on a stale version', async () => {
@@ -336,5 +358,120 @@ describe('GroupStore', () => {
     await expect(bad).rejects.toThrow(TypeError);
     expect(await store.update('frozen', increment(now))).toBe(2);
     expect((await store.get('frozen'))?.state.sequence).toBe(2);
+  });
+
+  it('stores what the changes make, batch after batch, through conflicts and failures (model)', async () => {
+    // The store grows the lists of the versions it wrote in place and writes only what changed;
+    // whatever happens, a fresh read from another replica is what the same changes make in order.
+    const [store, other] = stores as [GroupStore, GroupStore];
+    type Step =
+      | { kind: 'batch'; adds: Array<{ vehicle: number; back: boolean; muted: boolean }> }
+      | { kind: 'other'; vehicle: number }
+      | { kind: 'flush' }
+      | { kind: 'failing' }
+      | { kind: 'redis-fails'; vehicle: number };
+    const add = fc.record({
+      vehicle: fc.integer({ min: 0, max: 40 }),
+      back: fc.boolean(),
+      muted: fc.boolean(),
+    });
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      {
+        weight: 5,
+        arbitrary: fc.record({
+          kind: fc.constant('batch' as const),
+          adds: fc.array(add, { minLength: 1, maxLength: 60 }),
+        }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          kind: fc.constant('other' as const),
+          vehicle: fc.integer({ min: 0, max: 40 }),
+        }),
+      },
+      { weight: 1, arbitrary: fc.constant({ kind: 'flush' as const }) },
+      { weight: 1, arbitrary: fc.constant({ kind: 'failing' as const }) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          kind: fc.constant('redis-fails' as const),
+          vehicle: fc.integer({ min: 0, max: 40 }),
+        }),
+      },
+    );
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), async (steps) => {
+        run += 1;
+        const key = `${groupFor(vpnLost('any'), {}, match).key}-model-${run}`;
+        let now = Date.now();
+        let serial = 0;
+        let model: GroupState | undefined;
+        // A change as a pure function of the state, applied to the model and through the store alike.
+        const change = (apply: (state: GroupState) => GroupState) => (current: GroupRecord | undefined) => {
+          const state = apply(current?.state ?? openGroup({ key, labels: {} }, match, now));
+          return {
+            result: undefined,
+            next: reschedule({ ...(current ?? newRecord(state)), state }, now, policy),
+          };
+        };
+        const event = (vehicle: number, back: boolean) => {
+          serial += 1;
+          return (back ? vpnBack : vpnLost)(`m-${vehicle}`, { id: `${run}-${serial}` });
+        };
+        const adding = (vehicle: number, back: boolean, muted: boolean) => {
+          const taken = event(vehicle, back);
+          return (state: GroupState) => addEvent(state, taken, now, match, { muted, rememberMs: 0 });
+        };
+        const model1 = (apply: (state: GroupState) => GroupState) => {
+          model = apply(model ?? openGroup({ key, labels: {} }, match, now));
+        };
+        for (const next of steps) {
+          now += 700;
+          if (next.kind === 'batch') {
+            const applies = next.adds.map(({ vehicle, back, muted }) => adding(vehicle, back, muted));
+            applies.forEach(model1);
+            await Promise.all(applies.map((apply) => store.update(key, change(apply))));
+          } else if (next.kind === 'other') {
+            const apply = adding(next.vehicle, false, false);
+            model1(apply);
+            await other.update(key, change(apply));
+          } else if (next.kind === 'flush') {
+            now += 5_000;
+            const apply = (state: GroupState) => flush(state, now, { rememberMs: 0 }).state;
+            model1(apply);
+            await store.update(key, change(apply));
+          } else if (next.kind === 'failing') {
+            const apply = adding(1, false, false);
+            await expect(
+              store.update(key, (current) => {
+                change(apply)(current);
+                throw new Error('a bug after the change');
+              }),
+            ).rejects.toThrow('a bug');
+          } else {
+            const apply = adding(next.vehicle, false, false);
+            const writes = vi
+              .spyOn(connections[0] as unknown as Record<string, () => unknown>, 'fleetwatchNotifyGroupWrite')
+              .mockRejectedValueOnce(new Error('Redis went away'));
+            try {
+              await expect(store.update(key, change(apply))).rejects.toThrow('Redis went away');
+            } finally {
+              writes.mockRestore();
+            }
+          }
+          const stored = (await other.get(key))?.state;
+          const ids = (state: GroupState | undefined) => ({
+            pending: state?.pending.map((pending) => pending.id) ?? [],
+            closing: state?.closing ?? [],
+            recent: state?.recentIds ?? [],
+            incidents: [...(state?.incidents.keys() ?? [])].sort(),
+          });
+          expect(ids(stored)).toEqual(ids(model));
+        }
+      }),
+      { numRuns: 25 },
+    );
   });
 });
