@@ -390,6 +390,16 @@ describe('GroupStore', () => {
           vehicle: fc.integer({ min: 0, max: 40 }),
         }),
       },
+      // A muted storm: past 512 recent ids each write drops the oldest (no redelivery window here).
+      {
+        weight: 1,
+        arbitrary: fc.integer({ min: 200, max: 400 }).map(
+          (size): Step => ({
+            kind: 'batch',
+            adds: Array.from({ length: size }, (_, vehicle) => ({ vehicle, back: false, muted: true })),
+          }),
+        ),
+      },
       { weight: 1, arbitrary: fc.constant({ kind: 'flush' as const }) },
       { weight: 1, arbitrary: fc.constant({ kind: 'failing' as const }) },
       {
