@@ -222,72 +222,58 @@ function remember(state: GroupState, more: readonly string[], now: number, windo
   // An append is remembered as one (lib/appended.ts) unless too long to pass as arguments.
   const recentIds =
     drop === 0 && more.length <= ITEMS_PER_CALL ? appended(ids, ...more) : [...ids.slice(drop), ...more];
-  carryRecentSet(ids, recentIds, drop, more);
+  carryIds(ids, recentIds, drop, more, idOfId);
   return { recentIds, recentMarks: marks };
 }
 
 /** The event is pending, or among the recently flushed (or muted, or dropped) ones. */
 function holds(state: GroupState, event: FleetEvent): boolean {
-  return isRecent(state.recentIds, event.id) || isPending(state.pending, event.id);
+  return hasId(state.recentIds, event.id, idOfId) || hasId(state.pending, event.id, idOfEvent);
 }
 
-/** The ids in a long recent list, as `pendingIds` for the pending events. */
-const recentSets = new WeakMap<readonly string[], Set<string>>();
-
-function isRecent(ids: readonly string[], id: string): boolean {
-  if (ids.length < PENDING_SET_FROM) return ids.includes(id);
-  let set = recentSets.get(ids);
-  if (set === undefined) {
-    set = new Set(ids);
-    recentSets.set(ids, set);
-  }
-  return set.has(id);
-}
-
-/** Hands the set of `ids` (when it has one) on to `next`: `ids` without its first `drop`, then `more`. */
-function carryRecentSet(
-  ids: readonly string[],
-  next: readonly string[],
-  drop: number,
-  more: readonly string[],
-): void {
-  const set = recentSets.get(ids);
-  if (set === undefined) return;
-  recentSets.delete(ids);
-  for (let index = 0; index < drop; index += 1) set.delete(ids[index]!);
-  for (const id of more) set.add(id);
-  recentSets.set(next, set);
-}
+const idOfEvent = (event: FleetEvent) => event.id;
+const idOfId = (id: string) => id;
 
 /**
- * The ids in a long pending array, kept so that a storm's thousands of pending events are not
- * compared one by one for every event. `withPending` hands the set on to the array it makes (and
- * takes it from the old one, which would build its own again if asked).
+ * The ids in a long list (the pending events, the recent ids), kept so that a storm's thousands
+ * are not compared one by one for every event. `carryIds` hands the set on to the list made from
+ * it (and takes it from the old one, which would build its own again if asked).
  */
-const pendingIds = new WeakMap<readonly FleetEvent[], Set<string>>();
+const idSets = new WeakMap<readonly unknown[], Set<string>>();
 
-/** Below this many pending events, comparing them is cheaper than keeping a set. */
-const PENDING_SET_FROM = 32;
+/** Below this many items, comparing them is cheaper than keeping a set. */
+const ID_SET_FROM = 32;
 
-function isPending(pending: readonly FleetEvent[], id: string): boolean {
-  if (pending.length < PENDING_SET_FROM) return pending.some((event) => event.id === id);
-  let ids = pendingIds.get(pending);
+function hasId<T>(list: readonly T[], id: string, idOf: (item: T) => string): boolean {
+  if (list.length < ID_SET_FROM) return list.some((item) => idOf(item) === id);
+  let ids = idSets.get(list);
   if (ids === undefined) {
-    ids = new Set(pending.map((event) => event.id));
-    pendingIds.set(pending, ids);
+    ids = new Set(list.map(idOf));
+    idSets.set(list, ids);
   }
   return ids.has(id);
+}
+
+/** Hands the id set of `list` (when it has one) on to `next`: `list` without its first `drop`, then `more`. */
+function carryIds<T>(
+  list: readonly T[],
+  next: readonly T[],
+  drop: number,
+  more: readonly T[],
+  idOf: (item: T) => string,
+): void {
+  const ids = idSets.get(list);
+  if (ids === undefined) return;
+  idSets.delete(list);
+  for (let index = 0; index < drop; index += 1) ids.delete(idOf(list[index]!));
+  for (const item of more) ids.add(idOf(item));
+  idSets.set(next, ids);
 }
 
 /** The pending events with `event` appended (remembered as an append: lib/appended.ts). */
 function withPending(pending: readonly FleetEvent[], event: FleetEvent): FleetEvent[] {
   const next = appended(pending, event);
-  const ids = pendingIds.get(pending);
-  if (ids !== undefined) {
-    pendingIds.delete(pending);
-    ids.add(event.id);
-    pendingIds.set(next, ids);
-  }
+  carryIds(pending, next, 0, [event], idOfEvent);
   return next;
 }
 
