@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FleetEvent } from '../../events/types.js';
 import { extendingInPlace, frozenLength, noteFrozen, startsWith } from '../../lib/appended.js';
 import { PersistentMap } from '../../lib/persistent-map.js';
+import { RecentMap } from '../../lib/recent-map.js';
 import type { RedisClient } from '../../lib/redis-connection.js';
 import { uniqueToken } from '../../lib/unique-token.js';
 import { type NotifyKeys, notifyKeys } from '../../store/keys.js';
@@ -51,7 +52,8 @@ import type { IncidentState, Incidents } from './groups.js';
  * the compare-and-set orders them.
  *
  * Round trips and decoding: the store remembers the version and the decoded record it last read or
- * wrote of each group (`KNOWN_GROUPS` of them, the most recently used), and a change's first
+ * wrote of each group (`KNOWN_GROUPS` of them, the most recently used, none used longer than
+ * `KNOWN_IDLE_MS` ago: lib/recent-map.ts), and a change's first
  * attempt starts from that instead of reading again. A group is typically read or written moments
  * before its next change (the dispatcher warms its groups while it records the incident; a flush
  * follows the dispatch that scheduled it; the hand-off's second write follows the first), so most
@@ -201,6 +203,15 @@ return 0
 /** Groups whose last read or written version the store remembers (see the class comment). */
 export const KNOWN_GROUPS = 10_000;
 
+/**
+ * How long the store remembers a group's version after it last read or wrote it. The changes that
+ * follow one another (a dispatch, the flush `group_wait` later, the hand-off) come within it; a
+ * group's next change after that (a reminder hours later, the next event) costs one read. Without
+ * it, the groups of one storm stayed in memory for good: a site dark at 100,000 entities opens
+ * thousands of groups of about 2.6 KB each.
+ */
+export const KNOWN_IDLE_MS = 120_000;
+
 const WRITE_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupWrite', lua: WRITE_LUA };
 const READ_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupRead', lua: READ_LUA, numberOfKeys: 4 };
 const HOLDS_SCRIPT: LuaScript = { name: 'fleetwatchNotifyGroupHolds', lua: HOLDS_LUA };
@@ -214,6 +225,8 @@ export interface GroupStoreOptions {
   prefix?: string;
   /** Compare-and-set attempts before `GroupContentionError` (the caller's job is retried). */
   maxAttempts?: number;
+  /** Clock (epoch ms) for how long a remembered version is kept (`KNOWN_IDLE_MS`); `Date.now` by default. */
+  now?: () => number;
 }
 
 interface Waiter {
@@ -489,13 +502,18 @@ export class GroupStore {
   readonly #maxAttempts: number;
   readonly #waiting = new Map<string, Waiter[]>();
   readonly #draining = new Set<string>();
-  /** The last version read or written of recently used groups, oldest first (see `KNOWN_GROUPS`). */
-  readonly #known = new Map<string, Stored>();
+  /** The last version read or written of recently used groups (see `KNOWN_GROUPS`, `KNOWN_IDLE_MS`). */
+  readonly #known: RecentMap<string, Stored>;
 
   constructor(options: GroupStoreOptions) {
     this.#redis = options.redis;
     this.keys = notifyKeys(options.prefix);
     this.#maxAttempts = options.maxAttempts ?? 30;
+    this.#known = new RecentMap({
+      maxEntries: KNOWN_GROUPS,
+      maxIdleMs: KNOWN_IDLE_MS,
+      ...(options.now ? { now: options.now } : {}),
+    });
     for (const script of [WRITE_SCRIPT, READ_SCRIPT, HOLDS_SCRIPT]) defineScript(this.#redis, script);
   }
 
@@ -621,12 +639,7 @@ export class GroupStore {
   }
 
   #remember(groupKey: string, stored: Stored): void {
-    this.#known.delete(groupKey);
     this.#known.set(groupKey, stored);
-    if (this.#known.size > KNOWN_GROUPS) {
-      const oldest = this.#known.keys().next();
-      if (!oldest.done) this.#known.delete(oldest.value);
-    }
   }
 
   async #apply(groupKey: string, mutators: readonly GroupMutator<unknown>[]): Promise<Outcome[]> {

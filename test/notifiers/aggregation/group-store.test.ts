@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closeQuietly, createProducerConnection, waitForReady } from '../../../src/lib/redis-connection.js';
 import { type GroupRecord, newRecord, reschedule } from '../../../src/notifiers/aggregation/group-record.js';
-import { GroupStore } from '../../../src/notifiers/aggregation/group-store.js';
+import { GroupStore, KNOWN_IDLE_MS } from '../../../src/notifiers/aggregation/group-store.js';
 import {
   addEvent,
   closeSubject,
@@ -196,6 +196,31 @@ describe('GroupStore', () => {
       expect(await two.update('known', increment(now))).toBe(5);
       expect(await one.update('known', (current) => ({ result: current?.state.sequence }))).toBe(5);
       expect((await one.get('known'))?.state.sequence).toBe(5);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('lets go of a group it has not touched for KNOWN_IDLE_MS: the next change reads it', async () => {
+    const now = Date.now();
+    let clock = now;
+    const store = new GroupStore({ redis: connections[0]!, prefix, now: () => clock });
+    const reads = vi.spyOn(
+      connections[0] as unknown as Record<string, () => unknown>,
+      'fleetwatchNotifyGroupRead',
+    );
+    try {
+      const counter = increment(now);
+      expect(await store.update('idle', counter)).toBe(1);
+      clock += KNOWN_IDLE_MS;
+      expect(await store.update('idle', counter)).toBe(2);
+      expect(reads).toHaveBeenCalledTimes(1);
+      // Past the idle time, the next change of any group lets it go.
+      clock += KNOWN_IDLE_MS + 1;
+      expect(await store.update('other', increment(now))).toBe(1);
+      expect(reads).toHaveBeenCalledTimes(2);
+      expect(await store.update('idle', counter)).toBe(3);
+      expect(reads).toHaveBeenCalledTimes(3);
     } finally {
       reads.mockRestore();
     }
