@@ -1,7 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HOPS, type HopTimes, summariseHops, traceArrivals } from '../../bench/hops.js';
 import type { Arrival } from '../../bench/sink.js';
-import { connect, deletePrefixKeys, redisUrl, uniquePrefix } from '../support/redis.js';
+import { redisUrl, suiteConnection, uniquePrefix } from '../support/redis.js';
 
 const trace = (start: number, spans: readonly number[]): HopTimes => {
   const keys: Array<keyof HopTimes> = [
@@ -46,11 +46,7 @@ describe('where the time beyond the poll goes', () => {
 
 describe('tracing arrivals through Redis', () => {
   const prefix = uniquePrefix('hops');
-  const redis = connect();
-  afterAll(async () => {
-    await deletePrefixKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const redis = suiteConnection(prefix);
 
   it('reads each stage back from the event logs and the jobs BullMQ keeps', async () => {
     const t = Date.now() - 60_000;

@@ -1,12 +1,11 @@
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MembershipView, membershipRef, mergeMemberships } from '../../src/pollers/membership-view.js';
 import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
-import { connect, deletePrefixKeys, uniquePrefix } from '../support/redis.js';
+import { deletePrefixKeys, suiteConnection, uniquePrefix } from '../support/redis.js';
 
-let redis: Redis;
 let store: SnapshotStore;
 const prefix = uniquePrefix();
+const redis = suiteConnection(prefix);
 const fullReads: SnapshotRef[][] = [];
 
 /** A store that records which reads moved whole records (state included). */
@@ -18,13 +17,7 @@ class CountingStore extends SnapshotStore {
 }
 
 beforeAll(() => {
-  redis = connect();
   store = new CountingStore({ redis, prefix, installation: 'test' });
-});
-
-afterAll(async () => {
-  await deletePrefixKeys(redis, prefix);
-  redis.disconnect();
 });
 
 async function list(version: number, known: string[], missing: string[], at: string): Promise<void> {

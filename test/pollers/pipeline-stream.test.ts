@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Detector } from '../../src/events/types.js';
 import { ObservationPipeline } from '../../src/pollers/observation-pipeline.js';
 import {
@@ -8,10 +7,10 @@ import {
   SnapshotStore,
   type TouchItem,
 } from '../../src/store/snapshot-store.js';
-import { connect, deletePrefixKeys, uniquePrefix } from '../support/redis.js';
+import { suiteConnection, uniquePrefix } from '../support/redis.js';
 
-let redis: Redis;
 const prefix = uniquePrefix();
+const redis = suiteConnection(prefix);
 
 /** Holds the first commit round trip until released, and records every batch's refs. */
 class GatedStore extends SnapshotStore {
@@ -37,15 +36,6 @@ const at = '2026-01-01T00:00:00.000Z';
 const input = (id: string, value: number) => ({
   ref: { kind: 'robot' as const, id, facet: 'stream-test' },
   observation: { ok: true as const, at, value },
-});
-
-beforeAll(() => {
-  redis = connect();
-});
-
-afterAll(async () => {
-  await deletePrefixKeys(redis, prefix);
-  redis.disconnect();
 });
 
 describe('ObservationPipeline.stream (group commit)', () => {

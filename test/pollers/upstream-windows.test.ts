@@ -1,20 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { UpstreamWindows } from '../../src/pollers/upstream-windows.js';
-import { connect, deletePrefixKeys } from '../support/redis.js';
+import { suiteConnection } from '../support/redis.js';
 
-let redis: Redis;
 const prefix = `tc-${randomBytes(5).toString('hex')}`;
-
-beforeAll(() => {
-  redis = connect();
-});
-
-afterAll(async () => {
-  await deletePrefixKeys(redis, prefix);
-  redis.disconnect();
-});
+const redis = suiteConnection(prefix);
 
 describe('upstream counting windows', () => {
   it('counts a call the APIs accepted with the token as a good request of the token issuer', async () => {

@@ -1,10 +1,9 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { renderTable } from '../../src/cli/io.js';
 import { ITEMS_PER_CALL, slices } from '../../src/lib/slices.js';
 import { runScript } from '../../src/store/scripts.js';
 import { type SnapshotRef, SnapshotStore } from '../../src/store/snapshot-store.js';
-import { connect, deletePrefixKeys, uniquePrefix } from '../support/redis.js';
+import { suiteConnection, uniquePrefix } from '../support/redis.js';
 
 // A call's arguments live on the stack: spread, a few hundred thousand throw RangeError. A fleet of
 // 100,000 (and a storm through one group of it) reaches such counts; nothing may be spread that long.
@@ -25,16 +24,7 @@ describe('slices', () => {
 
 describe('calls as long as a large fleet makes them', () => {
   const prefix = uniquePrefix('calls');
-  let redis: Redis;
-
-  beforeAll(() => {
-    redis = connect();
-  });
-
-  afterAll(async () => {
-    await deletePrefixKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const redis = suiteConnection(prefix);
 
   it('runs a Lua script with hundreds of thousands of arguments', async () => {
     const script = { name: 'fleetwatchTestCountArgs', lua: 'return #ARGV' };

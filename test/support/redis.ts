@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import { isCluster, type RedisClient, scanKeys } from '../../src/lib/redis-connection.js';
 
 /** The Redis URL from the global setup; fails the test with the setup's explanation when there is none. */
@@ -19,6 +19,20 @@ export function uniquePrefix(start = 't'): string {
 export function connect(options: RedisOptions = {}): Redis {
   const redis = new Redis(redisUrl(), { maxRetriesPerRequest: 2, ...options });
   redis.on('error', () => {});
+  return redis;
+}
+
+/**
+ * A connection for the suite (file or `describe`) it is called in: connected now, and after the
+ * suite's last test every key under `{prefix}` deleted (`deletePrefixKeys`) and the connection
+ * closed.
+ */
+export function suiteConnection(prefix: string): Redis {
+  const redis = connect();
+  afterAll(async () => {
+    await deletePrefixKeys(redis, prefix);
+    redis.disconnect();
+  });
   return redis;
 }
 

@@ -1,22 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FiringIncidents, FULL_READ_MS } from '../../../src/notifiers/muting/firing-incidents.js';
 import { MuteMarks } from '../../../src/notifiers/muting/mute-marks.js';
-import { connect, deletePrefixKeys } from '../../support/redis.js';
+import { suiteConnection } from '../../support/redis.js';
 import { fleetEvent, MINUTE, SECOND, T0 } from '../routing/helpers.js';
 
-let redis: Redis;
 const prefix = `tc-${randomBytes(5).toString('hex')}`;
-
-beforeAll(() => {
-  redis = connect();
-});
-
-afterAll(async () => {
-  await deletePrefixKeys(redis, prefix);
-  redis.disconnect();
-});
+const redis = suiteConnection(prefix);
 
 describe('the incidents inhibition reads (Redis)', () => {
   it('lists every record of a large fleet, read a part per round trip', async () => {

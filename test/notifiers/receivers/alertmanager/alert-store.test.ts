@@ -1,8 +1,7 @@
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AlertStore, SUBJECT_SCANS } from '../../../../src/notifiers/receivers/alertmanager/alert-store.js';
 import type { StoredAlert } from '../../../../src/notifiers/receivers/alertmanager/alerts.js';
-import { connect, deletePrefixKeys, uniquePrefix } from '../../../support/redis.js';
+import { suiteConnection, uniquePrefix } from '../../../support/redis.js';
 
 function alert(name: string): StoredAlert {
   return { labels: { alertname: name }, annotations: {}, startsAt: '2026-03-01T10:00:00.000Z', firedAt: 1 };
@@ -10,16 +9,7 @@ function alert(name: string): StoredAlert {
 
 describe('AlertStore', () => {
   const prefix = uniquePrefix('am');
-  let redis: Redis;
-
-  beforeAll(() => {
-    redis = connect();
-  });
-
-  afterAll(async () => {
-    await deletePrefixKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const redis = suiteConnection(prefix);
 
   it('saves and loads more alerts than one command takes, by incident and by subject', async () => {
     const store = new AlertStore({ connection: redis, key: `${prefix}:alertmanager:big` });
