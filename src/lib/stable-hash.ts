@@ -51,7 +51,13 @@ function write(value: unknown, ancestors: Set<object>): string | undefined {
   if (typeof toJSON === 'function') return write(toJSON.call(object), ancestors);
   ancestors.add(object);
   try {
-    if (Array.isArray(object)) return `[${object.map((item) => write(item, ancestors) ?? 'null').join(',')}]`;
+    if (Array.isArray(object)) {
+      // A loop, not a callback made per array (ARCHITECTURE.md, *Hot paths*).
+      let text = '[';
+      for (let i = 0; i < object.length; i += 1)
+        text += `${i === 0 ? '' : ','}${write(object[i], ancestors) ?? 'null'}`;
+      return `${text}]`;
+    }
     const record = object as Record<string, unknown>;
     const parts: string[] = [];
     for (const key of Object.keys(record).sort(byCodeUnit)) {
@@ -77,11 +83,14 @@ export function canonicalEntries(
   try {
     const ancestors = new Set<object>([value]);
     if (Array.isArray(value)) {
-      const entries = value.map((item, index): [string, string] => [
-        String(index),
-        write(item, ancestors) ?? 'null',
-      ]);
-      return { whole: `[${entries.map(([, text]) => text).join(',')}]`, entries };
+      const entries = new Array<[string, string]>(value.length);
+      let whole = '[';
+      for (let i = 0; i < value.length; i += 1) {
+        const text = write(value[i], ancestors) ?? 'null';
+        entries[i] = [String(i), text];
+        whole += i === 0 ? text : `,${text}`;
+      }
+      return { whole: `${whole}]`, entries };
     }
     const record = value as Record<string, unknown>;
     const entries: Array<[string, string]> = [];

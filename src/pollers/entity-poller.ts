@@ -67,9 +67,14 @@ export function defineEntityPoller<
   const { name, kind, facet } = definition;
   /** The shard's entities to poll now, with their stored records (one round trip), and the membership. */
   const due = async (ctx: PollContext, ids: readonly string[]) => {
-    const refs: SnapshotRef[] = ids.map((id) => ({ kind, id, facet }));
+    // Loops, not per-item callbacks (ARCHITECTURE.md, *Hot paths*).
+    const refs = new Array<SnapshotRef>(ids.length);
+    for (let i = 0; i < ids.length; i += 1) refs[i] = { kind, id: ids[i] as string, facet };
     const [membership, records] = await Promise.all([ctx.membership(kind), ctx.store.read(refs)]);
-    const all: EntityTarget[] = refs.map((ref, i) => ({ ref, record: records[i]! }));
+    const all = new Array<EntityTarget>(refs.length);
+    for (let i = 0; i < refs.length; i += 1) {
+      all[i] = { ref: refs[i] as SnapshotRef, record: records[i] as SnapshotRecord };
+    }
     // The runner hands each poller its own section, parsed by this very schema.
     const settings = ctx.settings as z.output<Settings>;
     const selected = definition.select ? definition.select(ctx, all, settings) : all;

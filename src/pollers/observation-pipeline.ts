@@ -255,14 +255,23 @@ export class ObservationPipeline {
     result: PipelineResult,
     deferred: TouchItem[] | undefined,
   ): Promise<void> {
-    let pending: Pending<Value>[] = chunk.map((input) => ({ input, record: input.record }));
+    // Loops, not per-item callbacks made per chunk (ARCHITECTURE.md, *Hot paths*).
+    let pending = new Array<Pending<Value>>(chunk.length);
+    for (let i = 0; i < chunk.length; i += 1) {
+      const input = chunk[i] as ObservationInput<Value>;
+      pending[i] = { input, record: input.record };
+    }
     for (let attempt = 1; pending.length > 0 && attempt <= this.#maxAttempts; attempt += 1) {
-      const unread = pending.filter((item) => item.record === undefined);
+      const unread: Pending<Value>[] = [];
+      const unreadRefs: SnapshotRef[] = [];
+      for (const item of pending) {
+        if (item.record !== undefined) continue;
+        unread.push(item);
+        unreadRefs.push(item.input.ref);
+      }
       if (unread.length > 0) {
-        const records = await this.#store.read(unread.map((item) => item.input.ref));
-        unread.forEach((item, i) => {
-          item.record = records[i];
-        });
+        const records = await this.#store.read(unreadRefs);
+        for (let i = 0; i < unread.length; i += 1) (unread[i] as Pending<Value>).record = records[i];
       }
 
       const commits: { item: Pending<Value>; commit: CommitItem }[] = [];
@@ -321,10 +330,13 @@ export class ObservationPipeline {
         pending = [];
         break;
       }
-      const outcomes = await this.#store.commitMany(commits.map((entry) => entry.commit));
+      const items = new Array<CommitItem>(commits.length);
+      for (let i = 0; i < commits.length; i += 1) items[i] = (commits[i] as { commit: CommitItem }).commit;
+      const outcomes = await this.#store.commitMany(items);
       const retry: Pending<Value>[] = [];
-      outcomes.forEach((outcome, i) => {
-        const entry = commits[i]!;
+      for (let i = 0; i < outcomes.length; i += 1) {
+        const outcome = outcomes[i] as (typeof outcomes)[number];
+        const entry = commits[i] as (typeof commits)[number];
         if (outcome.committed) {
           result.committed += 1;
           result.events.push(...outcome.events);
@@ -334,7 +346,7 @@ export class ObservationPipeline {
         } else {
           result.stale += 1;
         }
-      });
+      }
       pending = retry;
     }
     if (pending.length > 0) {

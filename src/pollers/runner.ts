@@ -100,6 +100,22 @@ function countInto(outcome: PollOutcome, result: PipelineResult): PipelineResult
   return result;
 }
 
+/**
+ * A job's lease refs and, back from the leases, its ids: loops, not per-item callbacks made per job
+ * (ARCHITECTURE.md, *Hot paths*).
+ */
+function leaseRefs(kind: EntityKind, ids: readonly string[], poller: string): LeaseRef[] {
+  const refs = new Array<LeaseRef>(ids.length);
+  for (let i = 0; i < ids.length; i += 1) refs[i] = { kind, id: ids[i] as string, scope: poller };
+  return refs;
+}
+
+function idsOf(refs: readonly LeaseRef[]): string[] {
+  const ids = new Array<string>(refs.length);
+  for (let i = 0; i < refs.length; i += 1) ids[i] = (refs[i] as LeaseRef).id;
+  return ids;
+}
+
 export class PollRunner {
   readonly config: PollConfig;
   #detectors: DetectorOptions;
@@ -222,9 +238,7 @@ export class PollRunner {
       if (sample !== undefined) ids = ids.slice(0, sample);
     }
     const refs: LeaseRef[] =
-      kind && ids
-        ? ids.map((id) => ({ kind, id, scope: data.poller }))
-        : [{ kind: 'fleet', id: data.poller, scope: 'poll' }];
+      kind && ids ? leaseRefs(kind, ids, data.poller) : [{ kind: 'fleet', id: data.poller, scope: 'poll' }];
     outcome.targets = refs.length;
 
     const { leases } = this.#options;
@@ -255,7 +269,7 @@ export class PollRunner {
     heartbeat.unref();
     try {
       const ctx = this.#context(data, outcome);
-      await definition.poll(ctx, kind ? held.map((ref) => ref.id) : undefined);
+      await definition.poll(ctx, kind ? idsOf(held) : undefined);
     } finally {
       clearInterval(heartbeat);
       await leases.release(held, owner).catch((error: unknown) => {

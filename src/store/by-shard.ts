@@ -17,7 +17,8 @@ export interface ShardGroup<T> {
 /** Groups `items` by shard, in order of first appearance; each group keeps its items' order. */
 export function byShard<T>(items: readonly T[], shardOf: (item: T) => number): ShardGroup<T>[] {
   const groups = new Map<number, ShardGroup<T>>();
-  items.forEach((item, position) => {
+  for (let position = 0; position < items.length; position += 1) {
+    const item = items[position] as T;
     const shard = shardOf(item);
     let group = groups.get(shard);
     if (!group) {
@@ -26,8 +27,15 @@ export function byShard<T>(items: readonly T[], shardOf: (item: T) => number): S
     }
     group.items.push(item);
     group.positions.push(position);
-  });
+  }
   return [...groups.values()];
+}
+
+/** Every item in one group (a single Redis), in order. */
+function oneGroup<T>(items: readonly T[]): ShardGroup<T> {
+  const positions = new Array<number>(items.length);
+  for (let i = 0; i < items.length; i += 1) positions[i] = i;
+  return { shard: 0, items: [...items], positions };
 }
 
 export type PipelineReply = [error: Error | null, result: unknown];
@@ -45,26 +53,36 @@ export async function pipelineByShard<T>(
   shardOf: (item: T) => number,
   queue: (pipeline: ChainableCommander, item: T) => void,
 ): Promise<PipelineReply[][]> {
-  const groups = isCluster(redis)
-    ? byShard(items, shardOf)
-    : [{ shard: 0, items: [...items], positions: items.map((_, i) => i) }];
+  const groups = isCluster(redis) ? byShard(items, shardOf) : [oneGroup(items)];
   const out: PipelineReply[][] = new Array(items.length);
-  await Promise.all(
-    groups.map(async (group) => {
-      const pipeline = redis.pipeline();
-      const spans = group.items.map((item) => {
-        const from = pipeline.length;
-        queue(pipeline, item);
-        return [from, pipeline.length] as const;
-      });
-      const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
-      spans.forEach(([from, to], i) => {
-        out[group.positions[i] as number] = Array.from(
-          { length: to - from },
-          (_, k) => replies[from + k] ?? MISSING,
-        );
-      });
-    }),
-  );
+  await Promise.all(groups.map((group) => runGroup(redis, group, queue, out)));
   return out;
+}
+
+/**
+ * One group's pipeline; each item's replies go to `out` at its position. Loops, not per-item
+ * callbacks: a callback made anew on every call is optimized anew on every call once a full
+ * collection has dropped the last one's code (ARCHITECTURE.md, *Hot paths*).
+ */
+async function runGroup<T>(
+  redis: RedisClient,
+  group: ShardGroup<T>,
+  queue: (pipeline: ChainableCommander, item: T) => void,
+  out: PipelineReply[][],
+): Promise<void> {
+  const pipeline = redis.pipeline();
+  const spans = new Array<number>(group.items.length + 1);
+  for (let i = 0; i < group.items.length; i += 1) {
+    spans[i] = pipeline.length;
+    queue(pipeline, group.items[i] as T);
+  }
+  spans[group.items.length] = pipeline.length;
+  const replies = ((await pipeline.exec()) ?? []) as PipelineReply[];
+  for (let i = 0; i < group.items.length; i += 1) {
+    const from = spans[i] as number;
+    const to = spans[i + 1] as number;
+    const mine = new Array<PipelineReply>(to - from);
+    for (let k = from; k < to; k += 1) mine[k - from] = replies[k] ?? MISSING;
+    out[group.positions[i] as number] = mine;
+  }
 }

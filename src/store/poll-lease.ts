@@ -72,6 +72,8 @@ function checkOwner(owner: string): void {
   if (!owner) throw new TypeError('a lease owner must not be empty');
 }
 
+const ascending = (a: number, b: number): number => a - b;
+
 export class PollLeases {
   readonly keys: StoreKeys;
   readonly #redis: RedisClient;
@@ -84,6 +86,10 @@ export class PollLeases {
   keyOf(ref: LeaseRef): string {
     return this.keys.pollLease(ref.kind, ref.id, ref.scope);
   }
+
+  /** Made once: a callback made per call is optimized anew per call (ARCHITECTURE.md, *Hot paths*). */
+  readonly #shardOf = (ref: LeaseRef): number =>
+    this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.scope));
 
   /** Tries to take every lease (SET NX PX each, one atomic call); returns the refs now held by `owner`. */
   acquire<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
@@ -114,10 +120,20 @@ export class PollLeases {
     checkOwner(owner);
     if (refs.length === 0) return [];
     const held = await this.#run(script, refs, [owner, ttlMs]);
-    return held
-      .flatMap(({ positions, reply }) => (reply as number[]).map((position) => positions[position - 1]!))
-      .sort((a, b) => a - b)
-      .map((position) => refs[position]!);
+    const taken: number[] = [];
+    for (const { positions, reply } of held) {
+      for (const position of reply as number[]) taken.push(positions[position - 1] as number);
+    }
+    taken.sort(ascending);
+    const out = new Array<Ref>(taken.length);
+    for (let i = 0; i < taken.length; i += 1) out[i] = refs[taken[i] as number] as Ref;
+    return out;
+  }
+
+  #keysOf(refs: readonly LeaseRef[]): string[] {
+    const keys = new Array<string>(refs.length);
+    for (let i = 0; i < refs.length; i += 1) keys[i] = this.keyOf(refs[i] as LeaseRef);
+    return keys;
   }
 
   /** Runs `script` once per shard over that shard's leases; each reply with the batch positions of its keys. */
@@ -127,20 +143,12 @@ export class PollLeases {
     args: ReadonlyArray<string | number>,
   ): Promise<Array<{ positions: number[]; reply: unknown }>> {
     defineScript(this.#redis, script);
-    const groups = byShard(refs, (ref) =>
-      this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.scope)),
-    );
+    const groups = byShard(refs, this.#shardOf);
     const replies = await pipelineByShard(
       this.#redis,
       groups,
       (group) => group.shard,
-      (pipeline, group) =>
-        queueScript(
-          pipeline,
-          script,
-          group.items.map((ref) => this.keyOf(ref)),
-          args,
-        ),
+      (pipeline, group) => queueScript(pipeline, script, this.#keysOf(group.items), args),
     );
     return groups.map((group, i) => {
       const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];

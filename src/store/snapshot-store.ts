@@ -1,4 +1,5 @@
 import { hash, randomBytes } from 'node:crypto';
+import type { ChainableCommander } from 'ioredis';
 import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
@@ -302,6 +303,27 @@ export class SnapshotStore {
     return ref.shard ?? this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.facet));
   }
 
+  // Made once: a callback made per call is optimized anew per call (ARCHITECTURE.md, *Hot paths*).
+  readonly #shardOfRef = (ref: SnapshotRef): number => this.shardOf(ref);
+  readonly #shardOfItem = (item: TouchItem): number => this.shardOf(item.ref);
+  readonly #queueTouch = (pipeline: ChainableCommander, call: ShardGroup<TouchItem>): void => {
+    const args: string[] = [];
+    const keys = new Array<string>(call.items.length);
+    for (let i = 0; i < call.items.length; i += 1) {
+      const item = call.items[i] as TouchItem;
+      const error = item.lastError === null ? '-' : item.lastError ? JSON.stringify(item.lastError) : '';
+      args.push(item.polledAt, item.lastSeenAt ?? '', error);
+      keys[i] = this.keyOf(item.ref);
+    }
+    queueScript(pipeline, TOUCH_SCRIPT, keys, args);
+  };
+
+  #keysOf(refs: readonly SnapshotRef[]): string[] {
+    const keys = new Array<string>(refs.length);
+    for (let i = 0; i < refs.length; i += 1) keys[i] = this.keyOf(refs[i] as SnapshotRef);
+    return keys;
+  }
+
   /**
    * Reads many snapshots in one round trip (one script call per shard and `SCRIPT_BATCH`
    * snapshots, all in one pipeline; on a Cluster one pipeline per shard, in parallel); results in
@@ -389,33 +411,28 @@ export class SnapshotStore {
 
   async #read(refs: readonly SnapshotRef[], fields: readonly string[]): Promise<SnapshotRecord[]> {
     if (refs.length === 0) return [];
-    const calls = scriptCalls(refs, (ref) => this.shardOf(ref));
+    const calls = scriptCalls(refs, this.#shardOfRef);
     const replies = await pipelineByShard(
       this.#redis,
       calls,
       (call) => call.shard,
-      (pipeline, call) =>
-        queueScript(
-          pipeline,
-          READ_SCRIPT,
-          call.items.map((ref) => this.keyOf(ref)),
-          fields,
-        ),
+      (pipeline, call) => queueScript(pipeline, READ_SCRIPT, this.#keysOf(call.items), fields),
     );
     const records: SnapshotRecord[] = new Array(refs.length);
     const width = fields.length;
     // Where each asked field goes in the record's fields; those not asked stay null.
     const slots = fields.map((field) => DECODED_FIELDS.indexOf(field as (typeof DECODED_FIELDS)[number]));
     const byField: Array<string | null> = new Array(DECODED_FIELDS.length).fill(null);
-    calls.forEach((call, i) => {
+    for (let i = 0; i < calls.length; i += 1) {
+      const call = calls[i] as ShardGroup<SnapshotRef>;
       const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];
       if (error) throw error;
       const values = reply as Array<string | null>;
-      call.items.forEach((ref, k) => {
+      for (let k = 0; k < call.items.length; k += 1) {
         for (let f = 0; f < width; f += 1) byField[slots[f] as number] = values[k * width + f] ?? null;
-        records[call.positions[k] as number] = this.#decode(ref, byField);
-      });
-    });
+        records[call.positions[k] as number] = this.#decode(call.items[k] as SnapshotRef, byField);
+      }
+    }
     return records;
   }
 
@@ -450,27 +467,11 @@ export class SnapshotStore {
       parseTime(item.polledAt, 'polledAt');
       if (item.lastSeenAt !== undefined) parseTime(item.lastSeenAt, 'lastSeenAt');
     }
-    const calls = scriptCalls(items, (item) => this.shardOf(item.ref));
-    const replies = await pipelineByShard(
-      this.#redis,
-      calls,
-      (call) => call.shard,
-      (pipeline, call) => {
-        const args: string[] = [];
-        for (const item of call.items) {
-          const error = item.lastError === null ? '-' : item.lastError ? JSON.stringify(item.lastError) : '';
-          args.push(item.polledAt, item.lastSeenAt ?? '', error);
-        }
-        queueScript(
-          pipeline,
-          TOUCH_SCRIPT,
-          call.items.map((item) => this.keyOf(item.ref)),
-          args,
-        );
-      },
-    );
-    const failed = replies.flat().find(([error]) => error);
-    if (failed) throw failed[0];
+    const calls = scriptCalls(items, this.#shardOfItem);
+    const replies = await pipelineByShard(this.#redis, calls, (call) => call.shard, this.#queueTouch);
+    for (const itemReplies of replies) {
+      for (const [error] of itemReplies) if (error) throw error;
+    }
   }
 
   /**
@@ -598,8 +599,9 @@ export class SnapshotStore {
       ([shard]) => shard,
       (pipeline, [, keys]) => pipeline.unlink(keys),
     );
-    const failed = replies.flat().find(([error]) => error);
-    if (failed) throw failed[0];
+    for (const itemReplies of replies) {
+      for (const [error] of itemReplies) if (error) throw error;
+    }
   }
 
   /** Ids in the shards' `{s}:index:<kind>`, oldest first seen first. */

@@ -25,6 +25,11 @@ describe('stableHash', () => {
   it('writes what JSON cannot carry the way JSON.stringify does, and never throws', () => {
     expect(canonicalJson({ a: undefined, b: Number.NaN, c: [undefined] })).toBe('{"b":null,"c":[null]}');
     expect(canonicalJson(10n)).toBe('"10"');
+    // An array's holes, as JSON.stringify writes them.
+    const holes: number[] = new Array(3);
+    holes[0] = 1;
+    holes[2] = 3;
+    expect(canonicalJson({ holes })).toBe(`{"holes":${JSON.stringify(holes)}}`);
     const cyclic: Record<string, unknown> = { a: 1 };
     cyclic.self = cyclic;
     expect(canonicalJson(cyclic)).toBe('{"a":1,"self":"[Circular]"}');

@@ -19,6 +19,11 @@ export interface TrackResult<T> {
   change: { previous: T; current: T } | null;
 }
 
+/** The default `keep`: made once, not per call (ARCHITECTURE.md, *Hot paths*). */
+function keepCurrent<T>(_previous: T, current: T): T {
+  return current;
+}
+
 /**
  * `equals` decides what counts as a change; when it says "same", `keep` decides what is stored
  * (default: the current value), e.g. to keep details the current observation left out.
@@ -27,7 +32,7 @@ export function track<T>(
   known: Known<T> | null,
   current: T | undefined,
   equals: (a: T, b: T) => boolean = Object.is,
-  keep: (previous: T, current: T) => T = (_previous, value) => value,
+  keep: (previous: T, current: T) => T = keepCurrent,
 ): TrackResult<T> {
   if (current === undefined) return { known, change: null };
   if (known === null) return { known: { value: current }, change: null };
