@@ -31,6 +31,16 @@ export function byShard<T>(items: readonly T[], shardOf: (item: T) => number): S
   return [...groups.values()];
 }
 
+/**
+ * The Redis key of each item, in order: a loop over a `keyOf` made once by the caller, not a
+ * callback made per batch (ARCHITECTURE.md, *Hot paths*).
+ */
+export function keysOf<T>(items: readonly T[], keyOf: (item: T) => string): string[] {
+  const keys = new Array<string>(items.length);
+  for (let i = 0; i < items.length; i += 1) keys[i] = keyOf(items[i] as T);
+  return keys;
+}
+
 /** Every item in one group (a single Redis), in order. */
 function oneGroup<T>(items: readonly T[]): ShardGroup<T> {
   const positions = new Array<number>(items.length);

@@ -1,5 +1,5 @@
 import type { RedisClient } from '../lib/redis-connection.js';
-import { byShard, pipelineByShard } from './by-shard.js';
+import { byShard, keysOf, pipelineByShard } from './by-shard.js';
 import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
 import { defineScript, type LuaScript, queueScript } from './scripts.js';
 
@@ -90,6 +90,7 @@ export class PollLeases {
   /** Made once: a callback made per call is optimized anew per call (ARCHITECTURE.md, *Hot paths*). */
   readonly #shardOf = (ref: LeaseRef): number =>
     this.keys.shardOf(this.keys.subjectOf(ref.kind, ref.id, ref.scope));
+  readonly #keyOf = (ref: LeaseRef): string => this.keyOf(ref);
 
   /** Tries to take every lease (SET NX PX each, one atomic call); returns the refs now held by `owner`. */
   acquire<Ref extends LeaseRef>(refs: readonly Ref[], ttlMs: number, owner: string): Promise<Ref[]> {
@@ -130,12 +131,6 @@ export class PollLeases {
     return out;
   }
 
-  #keysOf(refs: readonly LeaseRef[]): string[] {
-    const keys = new Array<string>(refs.length);
-    for (let i = 0; i < refs.length; i += 1) keys[i] = this.keyOf(refs[i] as LeaseRef);
-    return keys;
-  }
-
   /** Runs `script` once per shard over that shard's leases; each reply with the batch positions of its keys. */
   async #run(
     script: LuaScript,
@@ -148,7 +143,7 @@ export class PollLeases {
       this.#redis,
       groups,
       (group) => group.shard,
-      (pipeline, group) => queueScript(pipeline, script, this.#keysOf(group.items), args),
+      (pipeline, group) => queueScript(pipeline, script, keysOf(group.items, this.#keyOf), args),
     );
     return groups.map((group, i) => {
       const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];

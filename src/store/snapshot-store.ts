@@ -4,7 +4,7 @@ import { toFleetEvent } from '../events/cloud-event.js';
 import type { EntityKind, EventDraft, FleetEvent, ObservationError } from '../events/types.js';
 import type { RedisClient } from '../lib/redis-connection.js';
 import { slices } from '../lib/slices.js';
-import { byShard, pipelineByShard, type ShardGroup } from './by-shard.js';
+import { byShard, keysOf, pipelineByShard, type ShardGroup } from './by-shard.js';
 import {
   CHANGE_FEED_MAX,
   COMMIT_SCRIPT,
@@ -305,6 +305,7 @@ export class SnapshotStore {
 
   // Made once: a callback made per call is optimized anew per call (ARCHITECTURE.md, *Hot paths*).
   readonly #shardOfRef = (ref: SnapshotRef): number => this.shardOf(ref);
+  readonly #keyOfRef = (ref: SnapshotRef): string => this.keyOf(ref);
   readonly #shardOfItem = (item: TouchItem): number => this.shardOf(item.ref);
   readonly #queueTouch = (pipeline: ChainableCommander, call: ShardGroup<TouchItem>): void => {
     const args: string[] = [];
@@ -317,12 +318,6 @@ export class SnapshotStore {
     }
     queueScript(pipeline, TOUCH_SCRIPT, keys, args);
   };
-
-  #keysOf(refs: readonly SnapshotRef[]): string[] {
-    const keys = new Array<string>(refs.length);
-    for (let i = 0; i < refs.length; i += 1) keys[i] = this.keyOf(refs[i] as SnapshotRef);
-    return keys;
-  }
 
   /**
    * Reads many snapshots in one round trip (one script call per shard and `SCRIPT_BATCH`
@@ -416,7 +411,7 @@ export class SnapshotStore {
       this.#redis,
       calls,
       (call) => call.shard,
-      (pipeline, call) => queueScript(pipeline, READ_SCRIPT, this.#keysOf(call.items), fields),
+      (pipeline, call) => queueScript(pipeline, READ_SCRIPT, keysOf(call.items, this.#keyOfRef), fields),
     );
     const records: SnapshotRecord[] = new Array(refs.length);
     const width = fields.length;
