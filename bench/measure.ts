@@ -82,7 +82,18 @@ export interface SizeResult {
     /** Webhook arrival minus the moment the simulator changed. */
     changeToWebhook: Percentiles;
   };
-  cycles: { overruns: number; leaseHeld: number; staleTicks: number; withinInterval: boolean };
+  /**
+   * `coalesced`: shards a tick added no job for, their earlier job still queued or running (summed
+   * over replicas, each of which counts the ticks it enqueues). `staleTicks`: jobs dropped as too
+   * old, in rows measured before shards were coalesced.
+   */
+  cycles: {
+    overruns: number;
+    leaseHeld: number;
+    coalesced?: number;
+    staleTicks?: number;
+    withinInterval: boolean;
+  };
   /** fleetwatch processes against the one Redis (their CPU and metrics summed); absent: one. */
   replicas?: number;
   /** fleetwatch polled on a thread of its own (`worker.poll_thread`); absent in results before it. */
@@ -527,7 +538,7 @@ export async function measureSize(
         'result="lease_held"',
         'poller="upstream"',
       );
-    const staleTicks = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_jobs_total', 'result="skipped"');
+    const coalesced = delta(metricsBefore, metricsAfter, 'fleetwatch_poll_shards_coalesced_total');
     const gcSeconds = delta(metricsBefore, metricsAfter, 'fleetwatch_nodejs_gc_duration_seconds_sum');
     const scavenges = delta(
       metricsBefore,
@@ -599,8 +610,8 @@ export async function measureSize(
       cycles: {
         overruns,
         leaseHeld,
-        staleTicks,
-        withinInterval: overruns === 0 && leaseHeld === 0 && staleTicks === 0,
+        coalesced,
+        withinInterval: overruns === 0 && leaseHeld === 0 && coalesced === 0,
       },
       ...(replicas > 1 ? { replicas } : {}),
       pollThread: options.pollThread ?? true,

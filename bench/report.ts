@@ -180,14 +180,19 @@ function targetRun(
 
 /**
  * What kept a run's cycles from being whole: overrunning jobs, jobs that found every entity's lease
- * held by another poll, ticks dropped as too old. `all`: each count, zeros included; otherwise only
- * those that are not zero (overruns always).
+ * held by another poll, shards that sat out a tick because their earlier job was still queued (in
+ * older rows: ticks dropped as too old). `all`: each count, zeros included; otherwise only those
+ * that are not zero (overruns always).
  */
 function cycleMisses(r: SizeResult, all: boolean): string {
-  const { overruns, leaseHeld, staleTicks } = r.cycles;
+  const { overruns, leaseHeld, coalesced, staleTicks } = r.cycles;
   const parts = [`${overruns} overrunning jobs`];
   if (all || leaseHeld > 0) parts.push(`${leaseHeld} jobs whose entities another poll held`);
-  if (all || staleTicks > 0) parts.push(`${staleTicks} ticks dropped as too old`);
+  if (coalesced !== undefined) {
+    if (all || coalesced > 0) parts.push(`${coalesced} shards that sat out a tick, their job still queued`);
+  } else if (staleTicks !== undefined && (all || staleTicks > 0)) {
+    parts.push(`${staleTicks} ticks dropped as too old`);
+  }
   return parts.join(', ');
 }
 

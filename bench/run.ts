@@ -217,7 +217,7 @@ await runGuarded(async () => {
         pollThread: options.pollThread,
       });
       log(
-        `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll, p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,
+        `${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.fleetwatch.cpuPerPoll)} µs CPU per poll (simulator ${Math.round(result.simulator.cpuPerPoll)}, Redis ${Math.round(result.redis.cpuPerPoll)}; bare loop ${Math.round(result.undici.cpuMicros / result.undici.requests)} µs a request), p99 ${Math.round(result.latency.beyondPoll.p99)} ms beyond the poll, ${(result.memory.maxRss / 2 ** 20).toFixed(0)} MB RSS${result.hog ? `, hog ${result.hog.cores.toFixed(2)} cores` : ''}`,
       );
       fresh.push(result);
     }

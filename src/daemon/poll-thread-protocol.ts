@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
+import type { PollerName } from '../pollers/config.js';
 import type { ObservationErrorInfo, PollHooks, PollOutcome } from '../pollers/outcome.js';
 import type { IncidentsMoved } from '../store/snapshot-store.js';
 import type { RequestInfo, RequestObserver } from '../upstream/http.js';
@@ -35,6 +36,7 @@ export type HookCall =
   /** The outcome, how long the job took and when it finished (the hook is told later). */
   | ['jobFinished', PollOutcome, number, number]
   | ['jobFailed', unknown]
+  | ['shardsCoalesced', PollerName, number]
   | ['request', RequestInfo]
   | ['events', readonly FleetEvent[]]
   /** A commit's changes to the open incidents, for the daemon's store guard to follow. */
@@ -81,6 +83,7 @@ export function recordingHooks(
     poll: {
       observationError: (info) => record(['observationError', info]),
       jobFinished: (outcome, durationMs) => record(['jobFinished', outcome, durationMs, now()]),
+      shardsCoalesced: (poller, shards) => record(['shardsCoalesced', poller, shards]),
     },
     upstream: { request: (info) => record(['request', info]) },
     events: (events) => record(['events', events]),
@@ -102,6 +105,9 @@ export function replayHooks(calls: readonly HookCall[], hooks: PollThreadHooks):
         break;
       case 'jobFailed':
         hooks.jobFailed(call[1]);
+        break;
+      case 'shardsCoalesced':
+        hooks.poll.shardsCoalesced?.(call[1], call[2]);
         break;
       case 'request':
         hooks.upstream.request(call[1]);

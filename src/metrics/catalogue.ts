@@ -83,6 +83,12 @@ export const METRICS = {
     labels: ['poller'],
     help: 'Poll jobs that finished after the next tick of their poller had started.',
   },
+  pollShardsCoalesced: {
+    name: 'fleetwatch_poll_shards_coalesced_total',
+    type: 'counter',
+    labels: ['poller'],
+    help: "Shards for which a tick added no poll job because that shard's job of an earlier tick was still queued or running: the poller is behind its interval (each replica counts the ticks it enqueued).",
+  },
   pollInterval: {
     name: 'fleetwatch_poll_interval_seconds',
     type: 'gauge',

@@ -164,11 +164,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
 
   const pollJobs = counter('pollJobs');
+  const pollCoalesced = counter('pollShardsCoalesced');
   const poll = createPollHooks({
     duration: histogram('pollDuration'),
     lag: histogram('pollLag'),
     jobs: pollJobs,
     overrun: counter('pollCycleOverrun'),
+    coalesced: pollCoalesced,
     observations: counter('pollObservations'),
     observationErrors: counter('observationErrors'),
     timings: options.pollers ?? {},
@@ -241,6 +243,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     (POLLER_NAMES as readonly string[]).includes(name),
   );
   for (const poller of pollers) for (const result of POLL_RESULTS) pollJobs.inc({ poller, result }, 0);
+  for (const poller of pollers) pollCoalesced.inc({ poller }, 0);
   const pollInterval = gauge('pollInterval');
   for (const poller of pollers) {
     const intervalMs = options.pollers?.[poller]?.intervalMs;

@@ -7,7 +7,7 @@ import { isPollerName } from '../pollers/registry.js';
  * `observationError` per failed observation) and by the poll worker's `failed` event (`jobFailed`:
  * a job that threw, so `jobFinished` never came).
  *
- * Result of a job: `skipped` (its tick was long past), `upstream_degraded` (not the sample polled
+ * Result of a job: `skipped` (a `local` poller's tick was long past when its timer fired), `upstream_degraded` (not the sample polled
  * while its upstream is degraded), `lease_held` (another poll held every
  * target), `failed` (every observation failed), `partial` (some did), `ok`, or `error` (threw).
  * Lag: the job's start minus its tick's start (`tick × interval`, plus the deliberate delay of the
@@ -43,6 +43,7 @@ export interface PollMetricsOptions {
   lag: Histogram<'poller'>;
   jobs: Counter<'poller' | 'result'>;
   overrun: Counter<'poller'>;
+  coalesced: Counter<'poller'>;
   observations: Counter<'poller'>;
   observationErrors: Counter<'poller' | 'code'>;
   /** Per poller; lag and overrun are measured only for pollers listed here. */
@@ -81,6 +82,9 @@ export function createPollHooks(options: PollMetricsOptions): PollMetricHooks {
       const startedAt = finishedAt - Math.max(0, durationMs);
       options.lag.observe({ poller }, Math.max(0, startedAt - tickStart - outcome.offsetMs) / 1000);
       if (finishedAt > tickStart + timing.intervalMs) options.overrun.inc({ poller });
+    },
+    shardsCoalesced(poller, shards) {
+      options.coalesced.inc({ poller }, shards);
     },
     jobFailed(poller: unknown) {
       // A malformed job names no poller (or any string): keep the label bounded.

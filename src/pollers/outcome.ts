@@ -69,6 +69,8 @@ export interface PollHooks extends ObservationHooks {
    * job finished (the poll thread's hooks arrive in batches); otherwise it is now.
    */
   jobFinished?(outcome: PollOutcome, durationMs: number, finishedAt?: number): void;
+  /** A tick of `poller` added no job for `shards` of its shards: theirs from an earlier tick were still queued or running. */
+  shardsCoalesced?(poller: PollerName, shards: number): void;
 }
 
 /** In-memory counters that implement `PollHooks`: what tests and the metrics endpoint read. */
@@ -77,6 +79,8 @@ export class PollCounters implements PollHooks {
   readonly totals = new Map<PollerName, Omit<PollOutcome, 'poller' | 'tick' | 'shard' | 'skipped'>>();
   jobs = 0;
   staleTicks = 0;
+  /** Shards coalesced into an earlier tick's job, per poller (`PollScheduler`). */
+  readonly coalesced = new Map<PollerName, number>();
 
   observationError(info: ObservationErrorInfo): void {
     const key = `${info.poller}:${info.error.code}`;
@@ -93,6 +97,10 @@ export class PollCounters implements PollHooks {
       return;
     }
     for (const key of Object.keys(counts) as (keyof typeof counts)[]) total[key] += counts[key];
+  }
+
+  shardsCoalesced(poller: PollerName, shards: number): void {
+    this.coalesced.set(poller, (this.coalesced.get(poller) ?? 0) + shards);
   }
 
   /** Observation errors of one poller (all codes), or of one poller and code. */
@@ -123,6 +131,9 @@ export function combineHooks(
     },
     jobFinished: (outcome, durationMs, finishedAt) => {
       for (const hook of list) safe(() => hook.jobFinished?.(outcome, durationMs, finishedAt));
+    },
+    shardsCoalesced: (poller, shards) => {
+      for (const hook of list) safe(() => hook.shardsCoalesced?.(poller, shards));
     },
   };
 }

@@ -81,3 +81,13 @@ export function pollerPhase(index: number, count: number): number {
 export function pollJobId(data: Pick<PollJobData, 'poller' | 'tick' | 'shard' | 'shards'>): string {
   return `poll-${data.poller}-${data.tick}-${data.shard}of${data.shards}`;
 }
+
+/**
+ * The shard itself, whatever the tick: `poll-<poller>-<shard>of<shards>`, the BullMQ deduplication
+ * id of its jobs. While one job of a shard waits or runs, a later tick adds none for it (the
+ * scheduler counts it as coalesced): a poller that cannot keep up polls every shard less often,
+ * in turn, instead of piling up jobs and dropping the same late shards every tick.
+ */
+export function pollShardId(data: Pick<PollJobData, 'poller' | 'shard' | 'shards'>): string {
+  return `poll-${data.poller}-${data.shard}of${data.shards}`;
+}

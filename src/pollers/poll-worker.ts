@@ -48,9 +48,9 @@ function checkData(data: unknown): PollJobData {
  * The BullMQ worker of one lane's poll queue (`poll-fleet` or `poll-robots`): `worker.concurrency`
  * jobs at once, each dispatched to the poller its data names (`PollRunner.runJob`). Each lane has
  * its own, so a hanging robot gateway holds only the robot pollers' jobs: the fleet API's polls
- * keep their pace, and its own outage is still counted and judged in time. A job whose tick is more than one interval old is
- * skipped (a backlog after an outage: the current tick polls the same entities). A failed job is
- * not retried (the next tick polls again); errors are logged and the worker keeps going, through
+ * keep their pace, and its own outage is still counted and judged in time. A job runs however
+ * long it waited: it is its shard's only one (later ticks coalesce into it, see `PollScheduler`),
+ * so its entities are the ones polled longest ago. A failed job is not retried (the next tick polls again); errors are logged and the worker keeps going, through
  * Redis outages too.
  */
 export function createPollWorker(options: PollWorkerOptions): PollWorker {
@@ -58,7 +58,7 @@ export function createPollWorker(options: PollWorkerOptions): PollWorker {
   const worker: PollWorker = new Worker<PollJobData, PollOutcome, string>(
     pollQueueName(options.lane),
     async (job: Job<PollJobData, PollOutcome, string>) =>
-      options.runner.runJob(checkData(job.data), { skipStaleTicks: true, jobId: job.id }),
+      options.runner.runJob(checkData(job.data), { jobId: job.id }),
     {
       connection: options.connection,
       prefix: bullPrefix(options.prefix ?? DEFAULT_PREFIX),

@@ -72,7 +72,11 @@ export interface PollRunnerOptions {
 }
 
 export interface RunJobOptions {
-  /** Skip the job when its tick is more than one interval behind the clock (a backlog). */
+  /**
+   * Skip the job when its tick is more than one interval behind the clock: for the `local` pollers
+   * the scheduler runs on timers (a loop that stalled that long runs the current tick instead).
+   * Queued jobs never skip: a later tick coalesces into a shard's waiting job (`PollScheduler`).
+   */
   skipStaleTicks?: boolean;
   /** For the lease owner token and logs; default the job id derived from the data. */
   jobId?: string;
@@ -301,6 +305,15 @@ export class PollRunner {
     if (known !== 'unknown') return known;
     const degraded = await this.#degraded.of(kind);
     return degraded.length > 0 ? this.config.pollers.upstream.degraded_sample : undefined;
+  }
+
+  /** The scheduler added no job for `shards` shards of a tick of `poller`: theirs were still queued or running. */
+  shardsCoalesced(poller: PollerName, shards: number): void {
+    try {
+      this.#options.hooks?.shardsCoalesced?.(poller, shards);
+    } catch (error) {
+      this.#logger.debug({ err: (error as Error).message }, 'poll hook failed');
+    }
   }
 
   #finished(outcome: PollOutcome, started: number): void {

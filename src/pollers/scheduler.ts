@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { PollerName, PollersConfig } from './config.js';
-import { type PollJobData, type PollQueues, pollJobId } from './poll-queue.js';
+import { type PollJobData, type PollQueues, pollJobId, pollShardId } from './poll-queue.js';
 import { laneOf, type Poller, type PollLane } from './poller.js';
 import { POLLER_NAMES, POLLERS } from './registry.js';
 
@@ -15,6 +15,14 @@ import { POLLER_NAMES, POLLERS } from './registry.js';
  * however many replicas do this, BullMQ keeps one job per id, so one set of jobs exists per tick.
  * The current tick is enqueued at start too (a duplicate of what another replica added is
  * ignored).
+ *
+ * A shard has at most one job waiting or running: each job carries the shard's deduplication id
+ * (`pollShardId`), and while an earlier tick's job of the shard is still in the queue or under
+ * way, BullMQ adds none for it (counted by `onCoalesced`). A poller behind its interval then polls
+ * every shard in turn, each as often as the workers manage, and its queue stays one job per shard
+ * long. (Before, every tick added every shard and a job that had waited a whole interval was
+ * dropped: with the workers short of the pace, the same last shards of every tick were dropped
+ * every time, and their entities went unpolled for as long as the shortfall lasted.)
  *
  * If Redis is away the beat logs once, keeps the tick pending and tries again on the next beat
  * (a tick that ended meanwhile is skipped: the next one polls everything anyway).
@@ -60,6 +68,8 @@ export interface PollSchedulerOptions {
   now?: () => number;
   /** Runs one job of a `local` poller here (see `PollRunner.runJob`); must not throw. */
   runLocal?(data: PollJobData): Promise<unknown>;
+  /** Shards of a tick not added because a job of theirs from an earlier tick was still queued or running; must not throw. */
+  onCoalesced?(poller: PollerName, shards: number): void;
 }
 
 export class PollScheduler {
@@ -181,14 +191,27 @@ export class PollScheduler {
       this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length }, 'local poll tick planned');
       return jobs.length;
     }
-    await this.#options.queues[poller.lane].addBulk(
+    const added = await this.#options.queues[poller.lane].addBulk(
       jobs.map((data) => {
         // Measured from the tick's start: a replica that enqueues late does not push shards later.
         const delay = Math.max(0, tickStart + (data.offsetMs ?? 0) - now);
-        return { name: data.poller, data, opts: { jobId: pollJobId(data), ...(delay > 0 ? { delay } : {}) } };
+        const opts = { jobId: pollJobId(data), deduplication: { id: pollShardId(data) } };
+        return { name: data.poller, data, opts: delay > 0 ? { ...opts, delay } : opts };
       }),
     );
-    this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length }, 'poll tick enqueued');
-    return jobs.length;
+    // BullMQ answers a deduplicated add with the id of the job that holds the shard: an earlier tick's.
+    let coalesced = 0;
+    for (let i = 0; i < jobs.length; i += 1) {
+      if (added[i]?.id !== pollJobId(jobs[i] as PollJobData)) coalesced += 1;
+    }
+    if (coalesced > 0) {
+      this.#options.onCoalesced?.(poller.name, coalesced);
+      this.#logger?.debug(
+        { poller: poller.name, tick, coalesced },
+        'poll shards still queued or running from an earlier tick: this tick adds no job for them',
+      );
+    }
+    this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length - coalesced }, 'poll tick enqueued');
+    return jobs.length - coalesced;
   }
 }

@@ -138,6 +138,18 @@ describe('the benchmark report', () => {
     expect(block).toMatch(/\| CPU per poll ≤ 3× [^\n]*\| 100k 6\.0× \|/);
   });
 
+  it('counts the shards that sat out a tick in rows measured since shards coalesce', () => {
+    const behind = result('100k', 'quiet', { cpuPerPoll: 240, p99: 100, overruns: 2672 });
+    behind.cycles = { overruns: 2672, leaseHeld: 0, coalesced: 1231, withinInterval: false };
+    const block = renderBlock([behind], machine);
+    expect(block).toContain(
+      '| 2672 overrunning jobs, 0 jobs whose entities another poll held, 1231 shards that sat out a tick, their job still queued, 10 of 10 changes delivered, 2 cores | **missed** by 2672 overrunning jobs, 1231 shards that sat out a tick, their job still queued |',
+    );
+    expect(block).toContain(
+      '| no (2672 overrunning jobs, 1231 shards that sat out a tick, their job still queued) |',
+    );
+  });
+
   it('sets fleetwatch beside the bare loop at the cycle’s pace, where it was measured', () => {
     const plain = result('10k', 'quiet', { cpuPerPoll: 120, p99: 40, undiciCpu: 30 });
     const paced: SizeResult = {

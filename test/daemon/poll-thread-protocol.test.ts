@@ -9,7 +9,7 @@ import type { FleetEvent } from '../../src/events/types.js';
 import { fleetEvent } from '../notifiers/routing/helpers.js';
 
 describe('the poll thread protocol', () => {
-  it("replays the thread's hook calls on the daemon's hooks, in order, the incidents' moves included", () => {
+  it("replays the thread's hook calls on the daemon's hooks, in order, the incidents' moves and the coalesced shards included", () => {
     const posted: FromPollThread[] = [];
     const recording = recordingHooks(
       (message) => posted.push(message),
@@ -20,11 +20,12 @@ describe('the poll thread protocol', () => {
     recording.events([down, count]);
     recording.incidents?.([down], { shard: 2, revision: 41 });
     recording.incidents?.([down], undefined);
+    recording.poll.shardsCoalesced?.('robot_health', 27);
     recording.flush();
 
     const seen: unknown[] = [];
     const hooks: PollThreadHooks = {
-      poll: {},
+      poll: { shardsCoalesced: (poller, shards) => seen.push(['coalesced', poller, shards]) },
       upstream: { request: () => {} },
       events: (events: readonly FleetEvent[]) => seen.push(['events', events.map((e) => e.type)]),
       incidents: (events, moved) => seen.push(['incidents', events.map((e) => e.type), moved]),
@@ -37,6 +38,7 @@ describe('the poll thread protocol', () => {
       ['events', ['robot.health.down', 'robot.state.changed']],
       ['incidents', ['robot.health.down'], { shard: 2, revision: 41 }],
       ['incidents', ['robot.health.down'], undefined],
+      ['coalesced', 'robot_health', 27],
     ]);
   });
 });

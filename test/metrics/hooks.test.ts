@@ -144,6 +144,15 @@ describe('poll hooks', () => {
     expect(await sampleValue(registry, 'fleetwatch_poll_observations_total', { poller: 'vehicles' })).toBe(5);
   });
 
+  it('counts the shards a tick added no job for, by poller', async () => {
+    const { registry, hooks } = metricsAt({ now: 0 });
+    hooks.poll.shardsCoalesced('robot_health', 27);
+    hooks.poll.shardsCoalesced('robot_health', 3);
+    expect(
+      await sampleValue(registry, 'fleetwatch_poll_shards_coalesced_total', { poller: 'robot_health' }),
+    ).toBe(30);
+  });
+
   it('counts observation errors by poller and code, and jobs that threw', async () => {
     const { registry, hooks } = metricsAt({ now: 0 });
     const ref = { kind: 'vehicle' as const, id: 'V-1', facet: 'power' };

@@ -1,6 +1,8 @@
+import { Worker } from 'bullmq';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
+import { createWorkerConnection } from '../../src/lib/redis-connection.js';
 import { ObservationPipeline } from '../../src/pollers/observation-pipeline.js';
 import {
   createPollQueues,
@@ -13,7 +15,10 @@ import {
 } from '../../src/pollers/poll-queue.js';
 import { POLLER_NAMES, POLLERS } from '../../src/pollers/registry.js';
 import { PollScheduler, scheduledPollers } from '../../src/pollers/scheduler.js';
+import { pollQueueName } from '../../src/queues/names.js';
+import { bullPrefix } from '../../src/store/keys.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
+import { redisUrl } from '../support/redis.js';
 import { createHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -233,15 +238,10 @@ describe('the scheduler', () => {
     const ids = jobs.map((job) => job.id).sort();
     // The robot gateway's pollers have a queue of their own (see POLL_LANES).
     const robotJobs = await lanesOf[0]!.robots.getJobs(['waiting', 'delayed', 'prioritized'], 0, -1);
-    expect(robotJobs.map((job) => job.id).sort()).toEqual(['poll-robots-1000-0of1', 'poll-robots-1001-0of1']);
+    // No worker runs here, so tick 1000's list polls still wait at tick 1001: it adds none of its own.
+    expect(robotJobs.map((job) => job.id).sort()).toEqual(['poll-robots-1000-0of1']);
     expect(ids).toEqual(
-      [
-        'poll-vehicles-1000-0of1',
-        'poll-vehicles-1001-0of1',
-        'poll-power-500-0of3',
-        'poll-power-500-1of3',
-        'poll-power-500-2of3',
-      ].sort(),
+      ['poll-vehicles-1000-0of1', 'poll-power-500-0of3', 'poll-power-500-1of3', 'poll-power-500-2of3'].sort(),
     );
     const second = jobs.find((job) => job.id === 'poll-power-500-1of3');
     expect(second?.data as PollJobData).toEqual({
@@ -262,6 +262,73 @@ describe('the scheduler', () => {
       'poll-power-500-2of3': 107,
     });
     await Promise.all(replicas.map((replica) => replica.stop()));
+  });
+
+  it('adds no second job for a shard still queued or running: a poller behind its pace polls every shard in turn', async () => {
+    const prefix = `${h.prefix}-behind`;
+    const lanes = createPollQueues({ connection: h.redis, prefix });
+    queues.push(lanes.fleet, lanes.robots);
+    let now = 1_000 * 3_000;
+    const coalesced: Array<[string, number]> = [];
+    const scheduler = new PollScheduler({
+      queues: lanes,
+      // Four shards a tick, all due at the tick's start.
+      plan: async (poller, tick) =>
+        [0, 1, 2, 3].map((shard) => ({ poller, tick, shard, shards: 4, ids: [`P-${shard + 1}`] })),
+      pollers: [{ name: 'power', intervalMs: 1_000, lane: 'fleet' }],
+      now: () => now,
+      onCoalesced: (poller, shards) => coalesced.push([poller, shards]),
+    });
+    // A worker that finishes two jobs a tick, half the pace asked for: each job waits for its turn.
+    const polled: string[] = [];
+    const turns: Array<() => void> = [];
+    const connection = createWorkerConnection(redisUrl(), { name: 'test-behind' });
+    const worker = new Worker<PollJobData>(
+      pollQueueName('fleet'),
+      (job) =>
+        new Promise<void>((resolve) => {
+          polled.push(`${job.data.tick - 3_000}:${job.data.shard}`);
+          turns.push(resolve);
+        }),
+      { connection, prefix: bullPrefix(prefix), concurrency: 1 },
+    );
+    const finishTwo = async () => {
+      for (let i = 0; i < 2; i += 1) {
+        const next = polled.length + 1;
+        turns.shift()?.();
+        await expect.poll(() => polled.length).toBe(next);
+      }
+    };
+    const pending = async () => {
+      const counts = await lanes.fleet.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+      return Object.values(counts).reduce((sum, n) => sum + n, 0);
+    };
+    try {
+      expect(await scheduler.tick()).toBe(4);
+      await expect.poll(() => polled.length).toBe(1);
+      const pendingAfterTick: number[] = [];
+      for (let tick = 1; tick <= 4; tick += 1) {
+        await finishTwo();
+        now += 1_000;
+        // Shards 2 and 3 (then 0 and 1, ...) still hold a job: only the other two are added.
+        expect(await scheduler.tick()).toBe(2);
+        pendingAfterTick.push(await pending());
+      }
+      // Every shard in turn, none left behind; the queue never holds more than one job a shard.
+      expect(polled).toEqual(['0:0', '0:1', '0:2', '0:3', '1:0', '1:1', '2:2', '2:3', '3:0']);
+      expect(pendingAfterTick).toEqual([4, 4, 4, 4]);
+      expect(coalesced).toEqual([
+        ['power', 2],
+        ['power', 2],
+        ['power', 2],
+        ['power', 2],
+      ]);
+    } finally {
+      await scheduler.stop();
+      for (const turn of turns) turn();
+      await worker.close();
+      connection.disconnect();
+    }
   });
 
   it('runs a local poller itself, after its delay, and puts none of its jobs in the queue', async () => {
