@@ -79,8 +79,6 @@ export class PollCounters implements PollHooks {
   readonly totals = new Map<PollerName, Omit<PollOutcome, 'poller' | 'tick' | 'shard' | 'skipped'>>();
   jobs = 0;
   staleTicks = 0;
-  /** Shards coalesced into an earlier tick's job, per poller (`PollScheduler`). */
-  readonly coalesced = new Map<PollerName, number>();
 
   observationError(info: ObservationErrorInfo): void {
     const key = `${info.poller}:${info.error.code}`;
@@ -97,10 +95,6 @@ export class PollCounters implements PollHooks {
       return;
     }
     for (const key of Object.keys(counts) as (keyof typeof counts)[]) total[key] += counts[key];
-  }
-
-  shardsCoalesced(poller: PollerName, shards: number): void {
-    this.coalesced.set(poller, (this.coalesced.get(poller) ?? 0) + shards);
   }
 
   /** Observation errors of one poller (all codes), or of one poller and code. */

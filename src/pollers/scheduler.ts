@@ -191,19 +191,17 @@ export class PollScheduler {
       this.#logger?.debug({ poller: poller.name, tick, jobs: jobs.length }, 'local poll tick planned');
       return jobs.length;
     }
+    const ids = jobs.map(pollJobId);
     const added = await this.#options.queues[poller.lane].addBulk(
-      jobs.map((data) => {
+      jobs.map((data, i) => {
         // Measured from the tick's start: a replica that enqueues late does not push shards later.
         const delay = Math.max(0, tickStart + (data.offsetMs ?? 0) - now);
-        const opts = { jobId: pollJobId(data), deduplication: { id: pollShardId(data) } };
+        const opts = { jobId: ids[i], deduplication: { id: pollShardId(data) } };
         return { name: data.poller, data, opts: delay > 0 ? { ...opts, delay } : opts };
       }),
     );
     // BullMQ answers a deduplicated add with the id of the job that holds the shard: an earlier tick's.
-    let coalesced = 0;
-    for (let i = 0; i < jobs.length; i += 1) {
-      if (added[i]?.id !== pollJobId(jobs[i] as PollJobData)) coalesced += 1;
-    }
+    const coalesced = added.filter((job, i) => job.id !== ids[i]).length;
     if (coalesced > 0) {
       this.#options.onCoalesced?.(poller.name, coalesced);
       this.#logger?.debug(
