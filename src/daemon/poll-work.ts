@@ -68,7 +68,7 @@ export function buildPollWork(options: PollWorkOptions): PollWork {
         options.onJobFailed(data.poller);
         logger.warn({ poller: data.poller, err: (error as Error).message }, 'poll job failed');
       }),
-    onCoalesced: (poller, shards) => runner.shardsCoalesced(poller, shards),
+    onEnqueued: (poller, tick, pace) => runner.tickEnqueued(poller, tick, pace),
     logger,
     now: options.now,
   });

@@ -20,11 +20,12 @@ import type { EventData, EventDraft, Severity } from './types.js';
  * firing and one resolving type like every other incident, and `completed` keeps one meaning.
  *
  * Subjects. Every event's CloudEvents `subject` is `vehicle/<id>`, `robot/<deviceId>`,
- * `upstream/<name>` (the monitor's own upstream clients), `receiver/<name>` (a notification
- * receiver of the config, for the monitor's own delivery trouble), `store/redis` (the monitor's own
- * store) or `incident/<incident id>` (an operator's word on an incident). Each event's `data` names
- * its entity in `vehicleId`, `deviceId`, `upstream`, `receiver`, `store` or `incident`
- * respectively: in a detector's draft
+ * `upstream/<name>` (the monitor's own upstream clients), `poller/<name>` (the monitor's own
+ * polling pace), `receiver/<name>` (a notification receiver of the config, for the monitor's own
+ * delivery trouble), `store/redis` (the monitor's own store) or `incident/<incident id>` (an
+ * operator's word on an incident). Each event's `data` names its entity in `vehicleId`,
+ * `deviceId`, `upstream`, `poller`, `receiver`, `store` or `incident` respectively: in a detector's
+ * draft
  * that field is required only for membership events (the list detectors observe the whole fleet,
  * so the draft is the only place the entity is named) and for `monitor.receiver.disabled` (raised
  * on a `fleet` ref by the delivery worker); per-entity detectors leave it out and the caller, which
@@ -39,19 +40,28 @@ import type { EventData, EventDraft, Severity } from './types.js';
 
 export const severitySchema = z.enum(['info', 'warning', 'critical']);
 
-export type SubjectKind = 'vehicle' | 'robot' | 'upstream' | 'receiver' | 'store' | 'incident';
+export type SubjectKind = 'vehicle' | 'robot' | 'upstream' | 'poller' | 'receiver' | 'store' | 'incident';
 
 /** The `data` field naming the event's entity, per subject kind. */
 export const SUBJECT_ID_FIELD = {
   vehicle: 'vehicleId',
   robot: 'deviceId',
   upstream: 'upstream',
+  poller: 'poller',
   receiver: 'receiver',
   store: 'store',
   incident: 'incident',
 } as const satisfies Record<SubjectKind, string>;
 
-export type IncidentKey = 'vpn' | 'reachability' | 'stuck' | 'stale' | 'health' | 'backlog' | 'upstream';
+export type IncidentKey =
+  | 'vpn'
+  | 'reachability'
+  | 'stuck'
+  | 'stale'
+  | 'health'
+  | 'backlog'
+  | 'upstream'
+  | 'pace';
 
 export interface IncidentRole {
   key: IncidentKey;
@@ -92,6 +102,8 @@ export const EVENT = {
   robotCommandQueueDrained: 'robot.command_queue.drained',
   upstreamDegraded: 'monitor.upstream.degraded',
   upstreamRecovered: 'monitor.upstream.recovered',
+  pollingBehind: 'monitor.polling.behind',
+  pollingCaughtUp: 'monitor.polling.caught_up',
   receiverDisabled: 'monitor.receiver.disabled',
   storeReset: 'monitor.store.reset',
   incidentAcknowledged: 'incident.acknowledged',
@@ -134,6 +146,7 @@ const ON = {
   vehicle: { severity: severitySchema, vehicleId: entityId.optional() },
   robot: { severity: severitySchema, deviceId: entityId.optional() },
   upstream: { severity: severitySchema, upstream: entityId.optional() },
+  poller: { severity: severitySchema, poller: entityId.optional() },
   receiver: { severity: severitySchema, receiver: entityId.optional() },
   store: { severity: severitySchema, store: entityId.optional() },
   incident: { severity: severitySchema, incident: entityId.optional() },
@@ -238,7 +251,7 @@ function membershipEvents<K extends 'vehicle' | 'robot', Id extends z.ZodRawShap
 type PairEvent = Omit<Wording, 'incident'> & { type: FleetEventType };
 
 /**
- * An incident of the consecutive-threshold rule (VPN, reachability, health, upstream) between a
+ * An incident of the consecutive-threshold rule (VPN, reachability, health, upstream, pace) between a
  * good and a bad status. The firing event goes from the good status (null when it was never seen;
  * `never` says so in the schema) to the bad one, since the bad run began, with the counts its
  * detector adds (`data`); the resolving event (info) goes back, with `since` and `durationMs`.
@@ -370,6 +383,46 @@ const upstream = thresholdIncident(
     type: EVENT.upstreamRecovered,
     description: 'The upstream is healthy again for `success_threshold` windows; carries the duration.',
     says: { one: 'has recovered', many: 'have recovered' },
+  },
+);
+
+const pace = thresholdIncident(
+  'poller',
+  'pace',
+  ['on_pace', 'behind'],
+  {
+    type: EVENT.pollingBehind,
+    severity: 'warning',
+    description:
+      "fleetwatch cannot keep a poller's `interval`: for `failure_threshold` ticks in a row, some of its shards still had an earlier tick's job waiting for a worker (not started) when the tick came; every entity is still polled, less often.",
+    says: { one: 'is behind its interval', many: 'are behind their interval' },
+    hidesValues: true,
+    data: {
+      consecutiveTicks: consecutive,
+      shards: z.number().int().positive().describe('Shards (jobs) of the tick that tipped it.'),
+      coalesced: z
+        .number()
+        .int()
+        .positive()
+        .describe(
+          'Of those, the shards whose earlier job was still queued or running: the tick added none for them.',
+        ),
+      waiting: z
+        .number()
+        .int()
+        .positive()
+        .describe(
+          'Of those, the shards whose earlier job had not started: no worker took it for a whole interval.',
+        ),
+      intervalMs: z.number().int().positive().describe("The poller's interval, in milliseconds."),
+    },
+  },
+  {
+    type: EVENT.pollingCaughtUp,
+    description:
+      'Every shard of the poller was done before its next tick for `success_threshold` ticks; carries the duration.',
+    says: { one: 'keeps its interval again', many: 'keep their interval again' },
+    hidesValues: true,
   },
 );
 
@@ -596,6 +649,8 @@ const DEFINITIONS = {
   ),
   [EVENT.upstreamDegraded]: upstream.fires,
   [EVENT.upstreamRecovered]: upstream.resolves,
+  [EVENT.pollingBehind]: pace.fires,
+  [EVENT.pollingCaughtUp]: pace.resolves,
   [EVENT.receiverDisabled]: receiver(
     {
       severity: 'critical',

@@ -71,6 +71,13 @@ function upstreamDegraded(name: string, data: FleetEvent['data']): string {
   return `${who} is failing: ${detail}`;
 }
 
+/** `monitor.polling.behind`: how far behind, from the tick that tipped it. */
+function paceDetail(event: Pick<FleetEvent, 'type' | 'data'>): string {
+  if (event.type !== EVENT.pollingBehind) return '';
+  const { waiting, shards, intervalMs } = event.data;
+  return `: ${count(waiting)} of ${count(shards)} shards had waited a whole interval (${describeDuration(count(intervalMs))}) for a worker; every entity is still polled, less often`;
+}
+
 /**
  * One human sentence for an event: `veh-0003 lost its VPN connection`, `veh-0003 reports a new power
  * state: off → on`. Used by the console printer and as the plain-text fallback of notifications.
@@ -82,7 +89,11 @@ export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data
   const id = event.subject.slice(event.subject.indexOf('/') + 1);
   const upstream = event.subject.startsWith('upstream/');
   if (upstream && event.type === 'monitor.upstream.degraded') return upstreamDegraded(id, event.data);
-  const entity = upstream ? (UPSTREAM_NAMES[id] ?? `upstream ${id}`) : id;
+  const entity = upstream
+    ? (UPSTREAM_NAMES[id] ?? `upstream ${id}`)
+    : event.subject.startsWith('poller/')
+      ? `poller ${id}`
+      : id;
   const entry = findEntry(event.type);
   const phrase = entry?.says.one ?? event.type;
   const data = event.data;
@@ -94,7 +105,7 @@ export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data
         ? `: power ${data.requested}`
         : '';
   const duration = typeof data.durationMs === 'number' ? ` after ${describeDuration(data.durationMs)}` : '';
-  return `${entity} ${phrase}${part}${change}${duration}`;
+  return `${entity} ${phrase}${part}${change}${duration}${paceDetail(event)}`;
 }
 
 /**
@@ -122,6 +133,7 @@ const NOUNS: Record<string, Noun> = {
   vehicle: { label: 'Vehicle', labelMany: 'Vehicles', one: 'vehicle', many: 'vehicles' },
   robot: { label: 'Robot', labelMany: 'Robots', one: 'robot', many: 'robots' },
   upstream: { label: 'Upstream', labelMany: 'Upstreams', one: 'upstream', many: 'upstreams' },
+  poller: { label: 'Poller', labelMany: 'Pollers', one: 'poller', many: 'pollers' },
   receiver: { label: 'Receiver', labelMany: 'Receivers', one: 'receiver', many: 'receivers' },
   store: { label: 'Store', labelMany: 'Stores', one: 'store', many: 'stores' },
   incident: { label: 'Incident', labelMany: 'Incidents', one: 'incident', many: 'incidents' },

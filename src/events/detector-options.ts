@@ -7,7 +7,8 @@ import { countField, durationField, numberField } from '../lib/fields.js';
  * `detectors: detectorOptionsSchema.default(detectorOptionsSchema.parse({}))` and hand
  * `toDetectorOptions(config.detectors)` to the detectors.
  *
- * Thresholds count consecutive observations (for `upstream`, consecutive counting windows).
+ * Thresholds count consecutive observations (for `upstream`, consecutive counting windows; for
+ * `pace`, consecutive ticks of the poller).
  */
 
 const count = (fallback: number) => countField(1, 10_000).default(fallback);
@@ -93,6 +94,8 @@ export const detectorOptionsSchema = z.strictObject({
       min_requests: 10,
       auth_failures: 5,
     }),
+  /** Ticks of a poller with shards still queued or running from the tick before (`monitor.polling.behind`). */
+  pace: z.strictObject(thresholds(3, 3)).default({ failure_threshold: 3, success_threshold: 3 }),
 });
 
 export type DetectorOptionsConfig = z.output<typeof detectorOptionsSchema>;
@@ -127,6 +130,8 @@ export interface UpstreamHealthOptions extends ThresholdOptions {
   authFailures: number;
 }
 
+export type PollPaceOptions = ThresholdOptions;
+
 /** What each detector takes as `context.options`. */
 export interface DetectorOptions {
   vehicleMembership: MembershipOptions;
@@ -136,6 +141,7 @@ export interface DetectorOptions {
   robotHealth: RobotHealthOptions;
   robotCommandQueue: RobotCommandQueueOptions;
   upstreamHealth: UpstreamHealthOptions;
+  pollPace: PollPaceOptions;
 }
 
 export function toDetectorOptions(section: DetectorOptionsConfig): DetectorOptions {
@@ -166,6 +172,10 @@ export function toDetectorOptions(section: DetectorOptionsConfig): DetectorOptio
       errorRatio: section.upstream.error_ratio,
       minRequests: section.upstream.min_requests,
       authFailures: section.upstream.auth_failures,
+    },
+    pollPace: {
+      failureThreshold: section.pace.failure_threshold,
+      successThreshold: section.pace.success_threshold,
     },
   };
 }

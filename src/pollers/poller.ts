@@ -34,6 +34,11 @@ export function upstreamOfKind(kind: EntityKind): PollLane {
   return kind === 'vehicle' ? 'fleet' : 'robots';
 }
 
+/** The entity kind whose upstream a lane reads (the inverse of `upstreamOfKind`). */
+export function kindOfLane(lane: PollLane): EntityKind {
+  return lane === 'fleet' ? 'vehicle' : 'robot';
+}
+
 /** The lane a poller's jobs run in (see `POLL_LANES`). */
 export function laneOf(poller: Pick<Poller, 'reads' | 'targets'>): PollLane {
   return poller.reads ?? (poller.targets ? upstreamOfKind(poller.targets) : 'fleet');

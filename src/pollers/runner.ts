@@ -6,6 +6,8 @@ import {
   type DetectorOptionsConfig,
   toDetectorOptions,
 } from '../events/detector-options.js';
+import { naming } from '../events/detectors/define.js';
+import { pollPaceDetector } from '../events/detectors/poll-pace.js';
 import type { EntityKind } from '../events/types.js';
 import type { LeaseRef, PollLeases } from '../store/poll-lease.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
@@ -16,9 +18,11 @@ import { MembershipView, targetsOf } from './membership-view.js';
 import { ObservationPipeline, type PipelineResult } from './observation-pipeline.js';
 import { observe } from './observe.js';
 import { emptyOutcome, type PollHooks, type PollOutcome } from './outcome.js';
+import { paceRef } from './pace.js';
 import { type PollJobData, pollerPhase, pollJobId, shardOffset } from './poll-queue.js';
-import type { PollContext, Poller, PollUpstream } from './poller.js';
+import { kindOfLane, laneOf, type PollContext, type Poller, type PollUpstream } from './poller.js';
 import { ENTITY_FACETS, POLLER_NAMES, POLLERS } from './registry.js';
+import type { TickPace } from './scheduler.js';
 import type { PollerSettings } from './settings.js';
 import type { UpstreamWindows } from './upstream-windows.js';
 
@@ -307,12 +311,55 @@ export class PollRunner {
     return degraded.length > 0 ? this.config.pollers.upstream.degraded_sample : undefined;
   }
 
-  /** The scheduler added no job for `shards` shards of a tick of `poller`: theirs were still queued or running. */
-  shardsCoalesced(poller: PollerName, shards: number): void {
+  /**
+   * The scheduler enqueued tick `tick` of `poller`, and how its shards found the queue (`TickPace`).
+   * The coalesced shards are counted, and the tick is judged as the poller's pace (pace.ts) —
+   * except while the upstream the poller reads from is degraded: slow polls are then that
+   * incident's, and the runner polls only a sample anyway. Never throws.
+   */
+  async tickEnqueued(
+    poller: PollerName,
+    tick: number,
+    { shards, coalesced, waiting }: TickPace,
+  ): Promise<void> {
     try {
-      this.#options.hooks?.shardsCoalesced?.(poller, shards);
+      if (coalesced > 0) this.#options.hooks?.shardsCoalesced?.(poller, coalesced);
     } catch (error) {
       this.#logger.debug({ err: (error as Error).message }, 'poll hook failed');
+    }
+    if (shards === 0) return;
+    try {
+      const definition = this.#pollers[poller];
+      if (!definition || definition.local) return;
+      const degraded = await this.#degraded.of(definition.targets ?? kindOfLane(laneOf(definition)));
+      if (degraded.length > 0) return;
+      const intervalMs = this.intervalOf(poller);
+      const pipeline = new ObservationPipeline({
+        store: this.#options.store,
+        now: this.#now,
+        logger: this.#logger,
+        hooks: this.#options.hooks,
+      });
+      await pipeline.run(
+        {
+          poller,
+          detector: naming(pollPaceDetector, 'poller', poller),
+          options: this.detectors.pollPace,
+          strictlyNewer: true,
+        },
+        [
+          {
+            ref: paceRef(poller),
+            observation: {
+              ok: true,
+              at: new Date(tick * intervalMs).toISOString(),
+              value: { shards, coalesced, waiting, intervalMs },
+            },
+          },
+        ],
+      );
+    } catch (error) {
+      this.#logger.warn({ poller, tick, err: (error as Error).message }, 'could not judge the polling pace');
     }
   }
 

@@ -18,7 +18,7 @@ import { POLLER_NAMES, POLLERS } from './registry.js';
  *
  * A shard has at most one job waiting or running: each job carries the shard's deduplication id
  * (`pollShardId`), and while an earlier tick's job of the shard is still in the queue or under
- * way, BullMQ adds none for it (counted by `onCoalesced`). A poller behind its interval then polls
+ * way, BullMQ adds none for it (reported by `onEnqueued`). A poller behind its interval then polls
  * every shard in turn, each as often as the workers manage, and its queue stays one job per shard
  * long. (Before, every tick added every shard and a job that had waited a whole interval was
  * dropped: with the workers short of the pace, the same last shards of every tick were dropped
@@ -58,6 +58,23 @@ export function scheduledPollers(settings: PollersConfig): ScheduledPoller[] {
   });
 }
 
+/** How one tick's shards found the poll queue. */
+export interface TickPace {
+  /** Jobs planned. */
+  shards: number;
+  /** Shards not added: a job of theirs from an earlier tick was still queued or running. */
+  coalesced: number;
+  /**
+   * Of those, the shards whose earlier job had not started: no worker took it for a whole
+   * interval. A job still running is not counted: one slow poll (an entity's time-outs and
+   * retries) is the upstream's, and the shard's other jobs are not held up by it.
+   */
+  waiting: number;
+}
+
+/** States of a job that no worker has taken yet. */
+const NOT_STARTED: ReadonlySet<string> = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
+
 export interface PollSchedulerOptions {
   /** The poll queue of each lane. */
   queues: PollQueues;
@@ -68,8 +85,8 @@ export interface PollSchedulerOptions {
   now?: () => number;
   /** Runs one job of a `local` poller here (see `PollRunner.runJob`); must not throw. */
   runLocal?(data: PollJobData): Promise<unknown>;
-  /** Shards of a tick not added because a job of theirs from an earlier tick was still queued or running; must not throw. */
-  onCoalesced?(poller: PollerName, shards: number): void;
+  /** A tick was enqueued, and how its shards found the queue (see `PollRunner.tickEnqueued`). Not awaited; must not reject. */
+  onEnqueued?(poller: PollerName, tick: number, pace: TickPace): unknown;
 }
 
 export class PollScheduler {
@@ -79,9 +96,10 @@ export class PollScheduler {
   readonly #last = new Map<PollerName, number>();
   #beatTimer: NodeJS.Timeout | undefined;
   #beat: Promise<number> | undefined;
-  /** Local jobs waiting for their time, and those running. */
+  /** Local jobs waiting for their time. */
   readonly #localTimers = new Set<NodeJS.Timeout>();
-  readonly #localRuns = new Set<Promise<unknown>>();
+  /** Local jobs running, and `onEnqueued` reports under way: `stop` waits for them. */
+  readonly #running = new Set<Promise<unknown>>();
   #failing = false;
   #stopped = false;
 
@@ -129,7 +147,13 @@ export class PollScheduler {
     await this.#beat?.catch(() => 0);
     for (const timer of this.#localTimers) clearTimeout(timer);
     this.#localTimers.clear();
-    await Promise.allSettled([...this.#localRuns]);
+    await Promise.allSettled([...this.#running]);
+  }
+
+  #track(work: unknown): void {
+    const run = Promise.resolve(work).catch(() => undefined);
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
   }
 
   /** One beat: enqueues every poller whose tick moved on. Resolves with the number of jobs added. */
@@ -179,9 +203,7 @@ export class PollScheduler {
           () => {
             this.#localTimers.delete(timer);
             if (this.#stopped) return;
-            const run = runLocal(data).catch(() => undefined);
-            this.#localRuns.add(run);
-            void run.finally(() => this.#localRuns.delete(run));
+            this.#track(runLocal(data));
           },
           Math.max(0, tickStart + (data.offsetMs ?? 0) - now),
         );
@@ -201,9 +223,22 @@ export class PollScheduler {
       }),
     );
     // BullMQ answers a deduplicated add with the id of the job that holds the shard: an earlier tick's.
-    const coalesced = added.filter((job, i) => job.id !== ids[i]).length;
+    const holders = added.flatMap((job, i) => (job.id !== ids[i] && job.id ? [job.id] : []));
+    const coalesced = holders.length;
+    const { onEnqueued } = this.#options;
+    if (onEnqueued) {
+      const queue = this.#options.queues[poller.lane];
+      this.#track(
+        Promise.all(holders.map((id) => queue.getJobState(id))).then((states) =>
+          onEnqueued(poller.name, tick, {
+            shards: jobs.length,
+            coalesced,
+            waiting: states.filter((state) => NOT_STARTED.has(state)).length,
+          }),
+        ),
+      );
+    }
     if (coalesced > 0) {
-      this.#options.onCoalesced?.(poller.name, coalesced);
       this.#logger?.debug(
         { poller: poller.name, tick, coalesced },
         'poll shards still queued or running from an earlier tick: this tick adds no job for them',

@@ -1,5 +1,5 @@
-import { type UpstreamWindow, upstreamHealthDetector } from '../events/detectors/upstream-health.js';
-import type { Detector } from '../events/types.js';
+import { naming } from '../events/detectors/define.js';
+import { upstreamHealthDetector } from '../events/detectors/upstream-health.js';
 import { countField } from '../lib/fields.js';
 import { UPSTREAM_NAMES } from '../upstream/names.js';
 import { definePoller } from './poller.js';
@@ -12,20 +12,6 @@ import { upstreamRef } from './upstream-windows.js';
  * `fleet` ref `upstream/<name>`; the observation time is the window's end, and a window is applied
  * at most once (the pipeline drops an observation not newer than the stored one).
  */
-
-/** The upstream-health detector with `data.upstream` filled in, so the events' subject is `upstream/<name>`. */
-function forUpstream<State, Options>(
-  detector: Detector<State, UpstreamWindow, Options>,
-  name: string,
-): Detector<State, UpstreamWindow, Options> {
-  return (previous, observation, context) => {
-    const result = detector(previous, observation, context);
-    return {
-      state: result.state,
-      events: result.events.map((draft) => ({ ...draft, data: { ...draft.data, upstream: name } })),
-    };
-  };
-}
 
 /**
  * `upstream`: the job of tick n judges window n - 1 (closed; scheduled a little after the tick
@@ -63,7 +49,7 @@ export const upstreamPoller = definePoller({
       await ctx.commit(
         {
           poller: 'upstream',
-          detector: forUpstream(upstreamHealthDetector, name),
+          detector: naming(upstreamHealthDetector, 'upstream', name),
           options: ctx.detectors.upstreamHealth,
           strictlyNewer: true,
         },

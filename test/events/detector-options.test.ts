@@ -37,6 +37,7 @@ describe('detector options', () => {
         min_requests: 10,
         auth_failures: 5,
       },
+      pace: { failure_threshold: 3, success_threshold: 3 },
     });
     expect(toDetectorOptions(section)).toEqual(DEFAULT_DETECTOR_OPTIONS);
   });

@@ -5,7 +5,8 @@ import { robotCommandQueueDetector } from '../../src/events/detectors/robot-comm
 import { robotHealthDetector } from '../../src/events/detectors/robot-health.js';
 import { upstreamHealthDetector } from '../../src/events/detectors/upstream-health.js';
 import { vehicleLinkDetector } from '../../src/events/detectors/vehicle-link.js';
-import { ENTITY_FACETS } from '../../src/pollers/registry.js';
+import { paceRef } from '../../src/pollers/pace.js';
+import { ENTITY_FACETS, POLLER_NAMES } from '../../src/pollers/registry.js';
 import { upstreamRef } from '../../src/pollers/upstream-windows.js';
 import { UPSTREAM_NAMES } from '../../src/upstream/names.js';
 import { Script } from './helpers.js';
@@ -15,11 +16,14 @@ describe('where each incident is kept', () => {
     const keys = new Set(CATALOGUE.flatMap((entry) => (entry.incident ? [entry.incident.key] : [])));
     expect(new Set(INCIDENT_FACETS.map((entry) => entry.key))).toEqual(keys);
     for (const { key, kind, facet } of INCIDENT_FACETS) {
-      if (kind === 'upstream') continue;
+      if (kind === 'upstream' || kind === 'poller') continue;
       expect(ENTITY_FACETS[kind] as readonly string[], key).toContain(facet);
     }
     for (const name of UPSTREAM_NAMES) {
       expect(incidentSource(`upstream/${name}`, 'upstream')?.ref).toEqual(upstreamRef(name));
+    }
+    for (const name of POLLER_NAMES) {
+      expect(incidentSource(`poller/${name}`, 'pace')?.ref).toEqual(paceRef(name));
     }
   });
 

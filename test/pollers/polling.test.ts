@@ -14,7 +14,7 @@ import {
   shardOffset,
 } from '../../src/pollers/poll-queue.js';
 import { POLLER_NAMES, POLLERS } from '../../src/pollers/registry.js';
-import { PollScheduler, scheduledPollers } from '../../src/pollers/scheduler.js';
+import { PollScheduler, scheduledPollers, type TickPace } from '../../src/pollers/scheduler.js';
 import { pollQueueName } from '../../src/queues/names.js';
 import { bullPrefix } from '../../src/store/keys.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
@@ -269,7 +269,7 @@ describe('the scheduler', () => {
     const lanes = createPollQueues({ connection: h.redis, prefix });
     queues.push(lanes.fleet, lanes.robots);
     let now = 1_000 * 3_000;
-    const coalesced: Array<[string, number]> = [];
+    const enqueued: Array<[string, number, TickPace]> = [];
     const scheduler = new PollScheduler({
       queues: lanes,
       // Four shards a tick, all due at the tick's start.
@@ -277,7 +277,7 @@ describe('the scheduler', () => {
         [0, 1, 2, 3].map((shard) => ({ poller, tick, shard, shards: 4, ids: [`P-${shard + 1}`] })),
       pollers: [{ name: 'power', intervalMs: 1_000, lane: 'fleet' }],
       now: () => now,
-      onCoalesced: (poller, shards) => coalesced.push([poller, shards]),
+      onEnqueued: (poller, tick, pace) => enqueued.push([poller, tick - 3_000, pace]),
     });
     // A worker that finishes two jobs a tick, half the pace asked for: each job waits for its turn.
     const polled: string[] = [];
@@ -312,16 +312,21 @@ describe('the scheduler', () => {
         now += 1_000;
         // Shards 2 and 3 (then 0 and 1, ...) still hold a job: only the other two are added.
         expect(await scheduler.tick()).toBe(2);
+        // How the held shards' jobs stand is reported once the queue has said.
+        await expect.poll(() => enqueued.length).toBe(tick + 1);
         pendingAfterTick.push(await pending());
       }
       // Every shard in turn, none left behind; the queue never holds more than one job a shard.
       expect(polled).toEqual(['0:0', '0:1', '0:2', '0:3', '1:0', '1:1', '2:2', '2:3', '3:0']);
       expect(pendingAfterTick).toEqual([4, 4, 4, 4]);
-      expect(coalesced).toEqual([
-        ['power', 2],
-        ['power', 2],
-        ['power', 2],
-        ['power', 2],
+      // Of the two held shards, one job is running (the worker's one slot) and one has not started.
+      const held = { shards: 4, coalesced: 2, waiting: 1 };
+      expect(enqueued).toEqual([
+        ['power', 0, { shards: 4, coalesced: 0, waiting: 0 }],
+        ['power', 1, held],
+        ['power', 2, held],
+        ['power', 3, held],
+        ['power', 4, held],
       ]);
     } finally {
       await scheduler.stop();

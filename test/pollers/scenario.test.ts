@@ -245,6 +245,14 @@ describe('scripted scenario', () => {
     // The same window judged again (a second job for the tick) counts once.
     await h.runner.runTick('upstream', bad + 1);
     expect(await h.newEvents()).toEqual([]);
+    // While the gateway is degraded, robot polls that fall behind are its incident's, not their own
+    // (the runner reads the upstreams' states at most once a second).
+    h.advance(1_001);
+    const tick = h.runner.tickAt('robot_health');
+    for (let i = 0; i < 4; i += 1) {
+      await h.runner.tickEnqueued('robot_health', tick + i, { shards: 2, coalesced: 2, waiting: 2 });
+    }
+    expect(await h.newEvents()).toEqual([]);
 
     h.sim.control.clearFaults();
     toNextWindow();
@@ -256,6 +264,46 @@ describe('scripted scenario', () => {
     expect(recovered.map((event) => `${event.type} ${event.subject}`)).toEqual([
       'monitor.upstream.recovered upstream/robots',
     ]);
+  });
+
+  it('polling behind its interval and caught up again, one tick judged once', async () => {
+    h.advance(1_001); // past the runner's reading of the gateway's (now recovered) state
+    const first = h.runner.tickAt('robot_feedback');
+    const pace = (tick: number, coalesced: number, waiting: number) =>
+      h.runner.tickEnqueued('robot_feedback', first + tick, { shards: 4, coalesced, waiting });
+    await pace(0, 0, 0);
+    // A shard still running a slow poll at its next tick is not behind.
+    for (let i = 1; i <= 2; i += 1) await pace(i, 1, 0);
+    for (let i = 3; i <= 4; i += 1) await pace(i, 2, 1);
+    expect(await h.newEvents()).toEqual([]);
+    await pace(5, 3, 3);
+    const behind = await h.newFleetEvents();
+    seen.push(...behind);
+    expect(behind.map((event) => `${event.type} ${event.subject}`)).toEqual([
+      'monitor.polling.behind poller/robot_feedback',
+    ]);
+    expect(behind[0]?.data).toMatchObject({
+      poller: 'robot_feedback',
+      shards: 4,
+      coalesced: 3,
+      waiting: 3,
+      consecutiveTicks: 3,
+    });
+    // Another replica reporting the same tick (or an older one) changes nothing.
+    await pace(5, 0, 0);
+    await pace(4, 0, 0);
+    expect(await h.newEvents()).toEqual([]);
+    for (let i = 6; i <= 8; i += 1) await pace(i, 1, 0);
+    const caughtUp = await h.newFleetEvents();
+    seen.push(...caughtUp);
+    expect(caughtUp.map((event) => `${event.type} ${event.subject}`)).toEqual([
+      'monitor.polling.caught_up poller/robot_feedback',
+    ]);
+    const intervalMs = h.runner.intervalOf('robot_feedback');
+    expect(caughtUp[0]?.data).toMatchObject({
+      since: iso((first + 3) * intervalMs),
+      durationMs: 3 * intervalMs,
+    });
   });
 
   it('produced every type of the catalogue, each as a valid CloudEvent with a stable unique id', () => {

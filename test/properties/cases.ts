@@ -1,6 +1,7 @@
 import type fc from 'fast-check';
 import { CATALOGUE, type CatalogueEntry, EVENT, type FleetEventType } from '../../src/events/catalogue.js';
 import type { DetectorOptions } from '../../src/events/detector-options.js';
+import { pollPaceDetector } from '../../src/events/detectors/poll-pace.js';
 import { robotCommandQueueDetector } from '../../src/events/detectors/robot-command-queue.js';
 import { CONFIG_PARTS, robotConfigDetector } from '../../src/events/detectors/robot-config.js';
 import { robotFeedbackDetector } from '../../src/events/detectors/robot-feedback.js';
@@ -22,12 +23,14 @@ import {
   invalidConfig,
   invalidFeedback,
   invalidLease,
+  invalidPace,
   invalidPower,
   invalidVpn,
   invalidWindow,
   leaseValue,
   membershipList,
   notArray,
+  paceValue,
   powerValue,
   vpnValue,
   windowValue,
@@ -216,6 +219,15 @@ export const CASES: readonly DetectorCase[] = [
     options: (all) => all.upstreamHealth,
     value: windowValue,
     invalid: invalidWindow,
+    world: whole,
+  },
+  {
+    name: 'poll-pace',
+    detector: pollPaceDetector as AnyDetector,
+    types: [EVENT.pollingBehind, EVENT.pollingCaughtUp],
+    options: (all) => all.pollPace,
+    value: paceValue,
+    invalid: invalidPace,
     world: whole,
   },
 ];

@@ -206,6 +206,46 @@ export const invalidWindow = fc.oneof(
   fc.record({ requests: badCount, authFailures: fc.constant(100) }),
 );
 
+/** One tick of a poller: its shards, some of them still held by an earlier job, some not started. */
+export const paceValue = fc
+  .record({
+    shards: fc.integer({ min: 1, max: 40 }),
+    busy: fc.integer({ min: 0, max: 40 }),
+    waiting: fc.integer({ min: 0, max: 40 }),
+  })
+  .map(({ shards, busy, waiting }) => {
+    // Half the ticks with nothing held, so both events are reached.
+    const coalesced = busy % 2 === 0 ? 0 : Math.min(shards, busy);
+    return { shards, coalesced, waiting: Math.min(coalesced, waiting), intervalMs: 30_000 };
+  });
+
+const paceOf = (shards: unknown, coalesced: unknown, waiting: unknown) =>
+  fc.record({
+    shards: fc.constant(shards),
+    coalesced: fc.constant(coalesced),
+    waiting: fc.constant(waiting),
+    intervalMs: fc.constant(30_000),
+  });
+
+export const invalidPace = fc.oneof(
+  notRecord,
+  fc.record({
+    shards: fc.constant(4),
+    coalesced: badCount,
+    waiting: fc.constant(0),
+    intervalMs: fc.constant(30_000),
+  }),
+  fc.record({
+    shards: fc.constant(4),
+    coalesced: fc.constant(2),
+    waiting: badCount,
+    intervalMs: fc.constant(30_000),
+  }),
+  paceOf(4, 5, 0),
+  paceOf(4, 1, 2),
+  paceOf(0, 0, 0),
+);
+
 /** A length that is not a whole, non-negative, safe number. */
 export const invalidCommandQueue = fc.oneof(
   notRecord,

@@ -189,3 +189,22 @@ export function errorRef(error: ObservationError): { code: string; status?: numb
 }
 
 export { isRecord };
+
+/**
+ * A detector of the monitor's own subjects (`upstream/<name>`, `poller/<name>`), whose snapshots
+ * live under `fleet` and so name no entity: its drafts get `data[field] = name`, which makes the
+ * events' subject `<kind>/<name>` (see `toFleetEvent`).
+ */
+export function naming<State, Value, Options>(
+  detector: Detector<State, Value, Options>,
+  field: string,
+  name: string,
+): Detector<State, Value, Options> {
+  return (previous, observation, context) => {
+    const result = detector(previous, observation, context);
+    return {
+      state: result.state,
+      events: result.events.map((draft) => ({ ...draft, data: { ...draft.data, [field]: name } })),
+    };
+  };
+}

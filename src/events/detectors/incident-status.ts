@@ -56,7 +56,7 @@ function openWhile(field: string, open: (value: unknown) => boolean) {
 
 const isSet = (value: unknown) => value !== null && value !== undefined;
 
-type Kind = 'vehicle' | 'robot' | 'upstream';
+type Kind = 'vehicle' | 'robot' | 'upstream' | 'poller';
 
 /** Per incident key: the subject kind, the facet that holds it, and how to read its status. */
 const SOURCES: {
@@ -70,6 +70,8 @@ const SOURCES: {
   backlog: { kind: 'robot', facet: 'command_queue', status: openWhile('backlogSince', isSet) },
   // The facet is the upstream's name; its observations are counting windows, stamped at their end.
   upstream: { kind: 'upstream', facet: '', status: thresholdStatus('health') },
+  // The facet is the poller's name; its observations are ticks, stamped at the tick's start.
+  pace: { kind: 'poller', facet: '', status: thresholdStatus('pace') },
 };
 
 /** The facets (per entity kind) the table names, for the test that checks them against the pollers. */
@@ -85,8 +87,8 @@ export function incidentSource(subject: string, key: string): IncidentSource | u
   const kind = subject.slice(0, Math.max(0, slash));
   const id = subject.slice(slash + 1);
   if (slash <= 0 || id === '' || kind !== source.kind) return undefined;
-  if (source.kind === 'upstream') {
-    return { ref: { kind: 'fleet', id: 'upstream', facet: id }, windowEnd: true, status: source.status };
+  if (source.kind === 'upstream' || source.kind === 'poller') {
+    return { ref: { kind: 'fleet', id: source.kind, facet: id }, windowEnd: true, status: source.status };
   }
   return { ref: { kind: source.kind, id, facet: source.facet }, windowEnd: false, status: source.status };
 }
