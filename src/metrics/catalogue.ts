@@ -244,6 +244,12 @@ export const METRICS = {
     labels: ['upstream'],
     help: 'Per upstream (token, fleet, robots): 1 while its monitor.upstream.degraded incident is open, 0 otherwise.',
   },
+  pollerBehind: {
+    name: 'fleetwatch_poller_behind',
+    type: 'gauge',
+    labels: ['poller'],
+    help: "Per queued poller: 1 while its monitor.polling.behind incident is open (shards' jobs waited a whole interval for a worker), 0 otherwise.",
+  },
 
   // Redis.
   redisState: {

@@ -11,7 +11,9 @@ import {
   stateV1,
   VPN_STATUSES,
 } from '../fleet/index.js';
+import { paceRef } from '../pollers/pace.js';
 import { upstreamRef } from '../pollers/upstream-windows.js';
+import type { SnapshotRef } from '../store/snapshot-store.js';
 import { UPSTREAM_NAMES, type UpstreamName } from '../upstream/names.js';
 import { ScrapedGauges } from './cache.js';
 
@@ -25,23 +27,32 @@ import { ScrapedGauges } from './cache.js';
  * `fleetwatch_metrics_collect_errors_total{source="fleet"}` counts the failure; before the first
  * good reading they show nothing.
  *
- * The same reading holds the monitor's own upstream health (`fleetwatch_upstream_degraded`): the
- * `upstream` poller's snapshots (`fleet` ref `upstream/<name>`), alerting exactly while their
- * `monitor.upstream.degraded` incident is open, since the commit that fires it also stores it.
+ * The same reading holds the monitor's own incidents: each upstream's health
+ * (`fleetwatch_upstream_degraded`, the `upstream` poller's snapshots, `fleet` ref
+ * `upstream/<name>`) and each queued poller's pace (`fleetwatch_poller_behind`, `fleet` ref
+ * `poller/<name>`), alerting exactly while their `monitor.upstream.degraded` /
+ * `monitor.polling.behind` incident is open, since the commit that fires it also stores it.
  */
 
-/** A fleet reading plus, per upstream, whether it is degraded (not before its first bad windows). */
+/** A fleet reading plus the monitor's own incidents: per upstream whether it is degraded, per poller whether it is behind. */
 export interface FleetGaugeReading {
   fleet: FleetReading;
   degraded: ReadonlyMap<UpstreamName, boolean>;
+  behind: ReadonlyMap<string, boolean>;
 }
 
-async function readDegraded(store: FleetStore): Promise<Map<UpstreamName, boolean>> {
-  const records = await store.read(UPSTREAM_NAMES.map(upstreamRef));
-  const out = new Map<UpstreamName, boolean>();
-  UPSTREAM_NAMES.forEach((name, index) => {
-    const health = readThreshold(stateV1(records[index]?.state)?.health);
-    out.set(name, health?.alerting === true);
+/** Per name, whether the threshold incident kept in `field` of its snapshot is open. */
+async function readAlerting<Name extends string>(
+  store: FleetStore,
+  names: readonly Name[],
+  refOf: (name: Name) => SnapshotRef,
+  field: string,
+): Promise<Map<Name, boolean>> {
+  const records = names.length > 0 ? await store.read(names.map(refOf)) : [];
+  const out = new Map<Name, boolean>();
+  names.forEach((name, index) => {
+    const state = stateV1(records[index]?.state);
+    out.set(name, readThreshold(state?.[field])?.alerting === true);
   });
   return out;
 }
@@ -52,6 +63,7 @@ export interface FleetGaugeSet {
   powerCommands: Gauge<'status'>;
   robots: Gauge<'health'>;
   upstreamDegraded: Gauge<'upstream'>;
+  pollerBehind: Gauge<'poller'>;
   readDuration: Gauge;
   readTimestamp: Gauge;
   /** Absent when per-entity series are off. */
@@ -68,6 +80,8 @@ export interface FleetGaugesOptions {
   gauges: FleetGaugeSet;
   errors: Counter<'source'>;
   cacheMs: number;
+  /** The pollers whose pace is judged (the scheduled, queued ones): `fleetwatch_poller_behind`. */
+  pollers?: readonly string[];
   /** How long a scrape waits for a read (see `ScrapedGauges`). */
   timeoutMs?: number;
   now?: () => number;
@@ -94,16 +108,21 @@ export class FleetGauges extends ScrapedGauges<FleetGaugeReading> {
     this.readFrom(
       store && model
         ? async () => {
-            const [fleet, degraded] = await Promise.all([model.readFleet(), readDegraded(store)]);
-            return { fleet, degraded };
+            const [fleet, degraded, behind] = await Promise.all([
+              model.readFleet(),
+              readAlerting(store, UPSTREAM_NAMES, upstreamRef, 'health'),
+              readAlerting(store, this.#options.pollers ?? [], paceRef, 'pace'),
+            ]);
+            return { fleet, degraded, behind };
           }
         : undefined,
     );
   }
 
-  protected apply({ fleet: reading, degraded }: FleetGaugeReading): void {
+  protected apply({ fleet: reading, degraded, behind }: FleetGaugeReading): void {
     const { gauges } = this.#options;
     for (const [upstream, is] of degraded) gauges.upstreamDegraded.set({ upstream }, is ? 1 : 0);
+    for (const [poller, is] of behind) gauges.pollerBehind.set({ poller }, is ? 1 : 0);
     const vpn = new Map(VPN_STATUSES.map((status) => [status, 0]));
     const power = new Map(POWER_LABELS.map((label) => [label, 0]));
     const commands = new Map(COMMAND_STATUSES.map((status) => [status, 0]));

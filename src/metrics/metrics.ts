@@ -8,7 +8,8 @@ import type { DeliveryHook } from '../notifiers/delivery/delivery-worker.js';
 import type { DisabledReceivers } from '../notifiers/delivery/disabled-receivers.js';
 import type { ReceiverHolds } from '../notifiers/delivery/holds.js';
 import type { Notifier } from '../notifiers/notifier.js';
-import { POLLER_NAMES } from '../pollers/registry.js';
+import type { PollerName } from '../pollers/config.js';
+import { POLLER_NAMES, POLLERS } from '../pollers/registry.js';
 import type { RequestObserver } from '../upstream/http.js';
 import { VERSION } from '../version.js';
 import { DEFAULT_COLLECT_TIMEOUT_MS } from './cache.js';
@@ -209,6 +210,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     ...(options.logger ? { logger: options.logger } : {}),
   });
 
+  const pollers = Object.keys(options.pollers ?? {}).filter((name): name is PollerName =>
+    (POLLER_NAMES as readonly string[]).includes(name),
+  );
   const collectFleet = () => fleetGauges.collect();
   const fleetGauges: FleetGauges = new FleetGauges({
     gauges: {
@@ -217,6 +221,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       powerCommands: gauge('vehiclePowerCommands', collectFleet),
       robots: gauge('robots', collectFleet),
       upstreamDegraded: gauge('upstreamDegraded', collectFleet),
+      pollerBehind: gauge('pollerBehind', collectFleet),
       readDuration: gauge('fleetReadDuration', collectFleet),
       readTimestamp: gauge('fleetReadTimestamp', collectFleet),
       ...(options.perEntity
@@ -232,6 +237,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
         : {}),
     },
     errors: collectErrors,
+    // Local pollers (`upstream`) are never queued, so never behind.
+    pollers: pollers.filter((name) => !POLLERS[name].local),
     cacheMs,
     timeoutMs,
     now,
@@ -239,9 +246,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
 
   // Known label values start at 0, so rate() and "no data" behave from the first scrape.
-  const pollers = Object.keys(options.pollers ?? {}).filter((name) =>
-    (POLLER_NAMES as readonly string[]).includes(name),
-  );
   for (const poller of pollers) for (const result of POLL_RESULTS) pollJobs.inc({ poller, result }, 0);
   for (const poller of pollers) pollCoalesced.inc({ poller }, 0);
   const pollInterval = gauge('pollInterval');

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics, type Metrics } from '../../src/metrics/index.js';
+import { paceRef } from '../../src/pollers/pace.js';
 import { upstreamRef } from '../../src/pollers/upstream-windows.js';
 import { DeliveryHarness } from '../notifiers/delivery/helpers.js';
 import { samples, sampleValue } from './helpers.js';
@@ -20,7 +21,11 @@ beforeAll(async () => {
     perEntity: false,
     fleetCacheMs: 0,
     installation: 'north-yard',
-    pollers: { vehicles: { intervalMs: 30_000 }, upstream: { intervalMs: 15_000, delayMs: 3_750 } },
+    pollers: {
+      vehicles: { intervalMs: 30_000 },
+      robot_health: { intervalMs: 30_000 },
+      upstream: { intervalMs: 15_000, delayMs: 3_750 },
+    },
     receivers: ['ops', 'tickets'],
     defaultMetrics: false,
   });
@@ -45,6 +50,7 @@ const disabled = (receiver: string) =>
   sampleValue(metrics.registry, 'fleetwatch_receiver_disabled', { receiver });
 const degraded = (upstream: string) =>
   sampleValue(metrics.registry, 'fleetwatch_upstream_degraded', { upstream });
+const behind = (poller: string) => sampleValue(metrics.registry, 'fleetwatch_poller_behind', { poller });
 
 describe('fleetwatch_receiver_disabled', () => {
   it('is 1 while a receiver is disabled and 0 once it is enabled again', async () => {
@@ -83,6 +89,31 @@ describe('fleetwatch_upstream_degraded', () => {
       [],
     );
     expect(await degraded('fleet')).toBe(0);
+  });
+});
+
+describe('fleetwatch_poller_behind', () => {
+  it('is 1 while the poller pace snapshot is alerting (its incident open), 0 otherwise; never for a local poller', async () => {
+    expect([await behind('vehicles'), await behind('robot_health')]).toEqual([0, 0]);
+    expect(await samples(metrics.registry, 'fleetwatch_poller_behind')).toHaveLength(2);
+    const at = Date.now();
+    const firing = { alerting: true, streak: 0, streakSince: null, incidentSince: at };
+    const opened = await h.store.commit(
+      paceRef('robot_health'),
+      0,
+      { state: { v: 1, pace: firing }, observedAt: new Date(at).toISOString() },
+      [],
+    );
+    expect(opened.committed).toBe(true);
+    expect([await behind('vehicles'), await behind('robot_health')]).toEqual([0, 1]);
+    const onPace = { alerting: false, streak: 0, streakSince: null, incidentSince: null };
+    await h.store.commit(
+      paceRef('robot_health'),
+      1,
+      { state: { v: 1, pace: onPace }, observedAt: new Date(at + 1_000).toISOString() },
+      [],
+    );
+    expect(await behind('robot_health')).toBe(0);
   });
 });
 
