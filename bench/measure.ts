@@ -92,6 +92,11 @@ export interface SizeResult {
     leaseHeld: number;
     coalesced?: number;
     staleTicks?: number;
+    /**
+     * The pollers fleetwatch itself said were behind (`monitor.polling.behind` delivered during the
+     * run, from the baseline on); absent in rows measured before it could say so.
+     */
+    behind?: string[];
     withinInterval: boolean;
   };
   /** fleetwatch processes against the one Redis (their CPU and metrics summed); absent: one. */
@@ -611,6 +616,13 @@ export async function measureSize(
         overruns,
         leaseHeld,
         coalesced,
+        behind: [
+          ...new Set(
+            sink.arrivals
+              .filter((arrival) => arrival.type === 'monitor.polling.behind')
+              .map((arrival) => arrival.subject.slice(arrival.subject.indexOf('/') + 1)),
+          ),
+        ].sort(),
         withinInterval: overruns === 0 && leaseHeld === 0 && coalesced === 0,
       },
       ...(replicas > 1 ? { replicas } : {}),

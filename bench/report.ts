@@ -181,11 +181,11 @@ function targetRun(
 /**
  * What kept a run's cycles from being whole: overrunning jobs, jobs that found every entity's lease
  * held by another poll, shards that sat out a tick because their earlier job was still queued (in
- * older rows: ticks dropped as too old). `all`: each count, zeros included; otherwise only those
- * that are not zero (overruns always).
+ * older rows: ticks dropped as too old), and the pollers fleetwatch said were behind. `all`: each
+ * count, zeros included; otherwise only those that are not zero (overruns always).
  */
 function cycleMisses(r: SizeResult, all: boolean): string {
-  const { overruns, leaseHeld, coalesced, staleTicks } = r.cycles;
+  const { overruns, leaseHeld, coalesced, staleTicks, behind } = r.cycles;
   const parts = [`${overruns} overrunning jobs`];
   if (all || leaseHeld > 0) parts.push(`${leaseHeld} jobs whose entities another poll held`);
   if (coalesced !== undefined) {
@@ -193,6 +193,7 @@ function cycleMisses(r: SizeResult, all: boolean): string {
   } else if (staleTicks !== undefined && (all || staleTicks > 0)) {
     parts.push(`${staleTicks} ticks dropped as too old`);
   }
+  if (behind && behind.length > 0) parts.push(`monitor.polling.behind raised for ${behind.join(', ')}`);
   return parts.join(', ');
 }
 

@@ -150,6 +150,22 @@ describe('the benchmark report', () => {
     );
   });
 
+  it('names the pollers fleetwatch itself said were behind', () => {
+    const behind = result('100k', 'quiet', { cpuPerPoll: 240, p99: 100, overruns: 12 });
+    behind.cycles = {
+      overruns: 12,
+      leaseHeld: 0,
+      coalesced: 40,
+      behind: ['robot_feedback', 'robot_health'],
+      withinInterval: false,
+    };
+    expect(renderBlock([behind], machine)).toContain(
+      '| no (12 overrunning jobs, 40 shards that sat out a tick, their job still queued, monitor.polling.behind raised for robot_feedback, robot_health) |',
+    );
+    behind.cycles = { ...behind.cycles, behind: [] };
+    expect(renderBlock([behind], machine)).not.toContain('monitor.polling.behind');
+  });
+
   it('sets fleetwatch beside the bare loop at the cycle’s pace, where it was measured', () => {
     const plain = result('10k', 'quiet', { cpuPerPoll: 120, p99: 40, undiciCpu: 30 });
     const paced: SizeResult = {
