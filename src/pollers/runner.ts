@@ -139,6 +139,7 @@ export class PollRunner {
   /** Each per-entity poller's `pollerPhase`, by its place in the table (the same on every replica). */
   readonly #phases: ReadonlyMap<PollerName, number>;
   #serial = 0;
+  #paceFailing = false;
 
   constructor(options: PollRunnerOptions) {
     this.#options = options;
@@ -327,7 +328,7 @@ export class PollRunner {
     } catch (error) {
       this.#logger.debug({ err: (error as Error).message }, 'poll hook failed');
     }
-    if (shards === 0) return;
+    if (shards === 0 || waiting === undefined) return;
     try {
       const definition = this.#pollers[poller];
       if (!definition || definition.local) return;
@@ -358,8 +359,16 @@ export class PollRunner {
           },
         ],
       );
+      this.#paceFailing = false;
     } catch (error) {
-      this.#logger.warn({ poller, tick, err: (error as Error).message }, 'could not judge the polling pace');
+      // Once per run of failures (Redis away fails every tick of every poller).
+      if (!this.#paceFailing) {
+        this.#logger.warn(
+          { poller, tick, err: (error as Error).message },
+          'could not judge the polling pace',
+        );
+      }
+      this.#paceFailing = true;
     }
   }
 

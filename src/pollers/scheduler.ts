@@ -67,9 +67,10 @@ export interface TickPace {
   /**
    * Of those, the shards whose earlier job had not started: no worker took it for a whole
    * interval. A job still running is not counted: one slow poll (an entity's time-outs and
-   * retries) is the upstream's, and the shard's other jobs are not held up by it.
+   * retries) is the upstream's, and the shard's other jobs are not held up by it. Undefined when
+   * the queue could not be asked.
    */
-  waiting: number;
+  waiting: number | undefined;
 }
 
 /** States of a job that no worker has taken yet. */
@@ -229,13 +230,12 @@ export class PollScheduler {
     if (onEnqueued) {
       const queue = this.#options.queues[poller.lane];
       this.#track(
-        Promise.all(holders.map((id) => queue.getJobState(id))).then((states) =>
-          onEnqueued(poller.name, tick, {
-            shards: jobs.length,
-            coalesced,
-            waiting: states.filter((state) => NOT_STARTED.has(state)).length,
-          }),
-        ),
+        Promise.all(holders.map((id) => queue.getJobState(id)))
+          .then(
+            (states) => states.filter((state) => NOT_STARTED.has(state)).length,
+            () => undefined,
+          )
+          .then((waiting) => onEnqueued(poller.name, tick, { shards: jobs.length, coalesced, waiting })),
       );
     }
     if (coalesced > 0) {
