@@ -92,6 +92,26 @@ describe('describeEvent', () => {
     ).toBe('the token issuer has recovered: degraded → healthy after 1m 02s');
   });
 
+  it('says how far behind its interval a poller is, and when it keeps it again', () => {
+    const data = { previous: 'on_pace', current: 'behind', shards: 250, coalesced: 40, waiting: 31 };
+    expect(
+      describeEvent({
+        type: 'monitor.polling.behind',
+        subject: 'poller/robot_feedback',
+        data: { severity: 'warning', ...data, intervalMs: 60_000 },
+      }),
+    ).toBe(
+      'poller robot_feedback is behind its interval: 31 of 250 shards had waited a whole interval (1m 00s) for a worker; every entity is still polled, less often',
+    );
+    expect(
+      describeEvent({
+        type: 'monitor.polling.caught_up',
+        subject: 'poller/robot_feedback',
+        data: { severity: 'info', previous: 'behind', current: 'on_pace', durationMs: 185_000 },
+      }),
+    ).toBe('poller robot_feedback keeps its interval again after 3m 05s');
+  });
+
   it('has words for every catalogued type', () => {
     for (const type of FLEET_EVENT_TYPES) {
       expect(describeEvent({ type, subject: 'vehicle/x', data: { severity: 'info' } })).not.toContain(type);
