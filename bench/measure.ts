@@ -514,6 +514,8 @@ export async function measureSize(
       JSON.stringify({
         intervalMs: spec.intervalMs,
         arrivals: arrivals.map(([key, a]) => ({ ...a, changedAt: expected.get(key) })),
+        // What fleetwatch said of itself so far (a poller behind its interval, an upstream failing).
+        monitor: sink.arrivals.filter((a) => a.type.startsWith('monitor.')),
       }),
     );
     // Read while the size's Redis still runs: a trace that fails leaves the table out, not the size.
