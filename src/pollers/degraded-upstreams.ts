@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { type IncidentStatus, incidentSource } from '../events/detectors/incident-status.js';
 import type { EntityKind } from '../events/types.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { UPSTREAM_NAMES, type UpstreamName } from '../upstream/names.js';
@@ -26,9 +27,9 @@ export interface DegradedUpstreamsOptions {
   ttlMs?: number;
 }
 
-function isAlerting(state: unknown): boolean {
-  const health = (state as { health?: { alerting?: unknown } | null } | null)?.health;
-  return health?.alerting === true;
+/** How far the upstream's `monitor.upstream.degraded` incident is (incident-status.ts), from its snapshot. */
+function statusOf(name: UpstreamName, state: unknown): IncidentStatus | undefined {
+  return incidentSource(`upstream/${name}`, 'upstream')?.status(state);
 }
 
 export class DegradedUpstreams {
@@ -37,6 +38,8 @@ export class DegradedUpstreams {
   readonly #now: () => number;
   readonly #ttlMs: number;
   #degraded = new Set<UpstreamName>();
+  /** Degraded, or not settled either way: a bad streak under way, or a good one while degraded. */
+  #unsettled = new Set<UpstreamName>();
   #readAt = Number.NEGATIVE_INFINITY;
   #reading: Promise<void> | undefined;
 
@@ -64,8 +67,18 @@ export class DegradedUpstreams {
     return this.#answer(kind);
   }
 
-  #answer(kind: EntityKind): UpstreamName[] {
-    return (['token', upstreamOfKind(kind)] as const).filter((name) => this.#degraded.has(name));
+  #answer(kind: EntityKind, of: ReadonlySet<UpstreamName> = this.#degraded): UpstreamName[] {
+    return (['token', upstreamOfKind(kind)] as const).filter((name) => of.has(name));
+  }
+
+  /**
+   * Like `of`, but also the upstreams not settled either way: a bad streak under way (it may be
+   * degraded within a window or two), or a good one while degraded. What an upstream's trouble
+   * may explain is not judged meanwhile (the polling pace, runner.ts).
+   */
+  async unsettled(kind: EntityKind): Promise<UpstreamName[]> {
+    await this.of(kind);
+    return this.#answer(kind, this.#unsettled);
   }
 
   async #read(kind: EntityKind): Promise<UpstreamName[]> {
@@ -84,7 +97,13 @@ export class DegradedUpstreams {
     let next: Set<UpstreamName>;
     try {
       const records = await this.#store.read(UPSTREAM_NAMES.map((name) => upstreamRef(name)));
-      next = new Set(UPSTREAM_NAMES.filter((_, i) => isAlerting(records[i]?.state)));
+      const statuses = UPSTREAM_NAMES.map((name, i) => statusOf(name, records[i]?.state));
+      next = new Set(
+        UPSTREAM_NAMES.filter((_, i) => statuses[i] === 'firing' || statuses[i] === 'resolving'),
+      );
+      this.#unsettled = new Set(
+        UPSTREAM_NAMES.filter((_, i) => statuses[i] !== undefined && statuses[i] !== 'clear'),
+      );
     } catch (error) {
       this.#logger?.debug({ err: (error as Error).message }, 'could not read the upstreams’ health');
       return;

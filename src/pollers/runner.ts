@@ -315,8 +315,10 @@ export class PollRunner {
   /**
    * The scheduler enqueued tick `tick` of `poller`, and how its shards found the queue (`TickPace`).
    * The coalesced shards are counted, and the tick is judged as the poller's pace (pace.ts) —
-   * except while the upstream the poller reads from is degraded: slow polls are then that
-   * incident's, and the runner polls only a sample anyway. Never throws.
+   * except while the upstream the poller reads from (or the token issuer) is degraded or not
+   * settled either way (a bad streak under way: it may be degraded within a window; a good one
+   * while degraded): slow polls are then that incident's, and while degraded the runner polls only
+   * a sample anyway. Never throws.
    */
   async tickEnqueued(
     poller: PollerName,
@@ -332,8 +334,8 @@ export class PollRunner {
     try {
       const definition = this.#pollers[poller];
       if (!definition || definition.local) return;
-      const degraded = await this.#degraded.of(definition.targets ?? kindOfLane(laneOf(definition)));
-      if (degraded.length > 0) return;
+      const kind = definition.targets ?? kindOfLane(laneOf(definition));
+      if ((await this.#degraded.unsettled(kind)).length > 0) return;
       const intervalMs = this.intervalOf(poller);
       const pipeline = new ObservationPipeline({
         store: this.#options.store,
