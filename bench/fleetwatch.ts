@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { request } from 'undici';
 import { stringify } from 'yaml';
+import { POLLER_NAMES } from '../src/pollers/registry.js';
 import { freePort } from '../test/support/private-redis.js';
 import { BenchProcess } from './child.js';
 import { CLIENT_ID, CLIENT_SECRET } from './simulator.js';
@@ -57,16 +58,9 @@ export function benchConfig(options: FleetwatchOptions & { httpPort: number }): 
     log: { level: 'warn', format: 'json' },
     // Polls on a thread of their own, as a large installation should run (README, Scaling).
     worker: { poll_thread: options.pollThread ?? true },
-    pollers: {
-      vehicles: { interval },
-      power: { interval },
-      robots: { interval },
-      robot_health: { interval },
-      robot_feedback: { interval },
-      robot_lease: { interval },
-      robot_config: { interval },
-      upstream: { interval },
-    },
+    // Every poller, named by the registry: one left to its default interval (the command queue's
+    // 30 s, until this was derived) would make more polls than the cycle says.
+    pollers: Object.fromEntries(POLLER_NAMES.map((name) => [name, { interval }])),
     // The seeded fleet has power reports up to an hour old; at the default threshold most vehicles
     // would open a stale-report incident in the baseline cycle and bury the measured changes
     // behind thousands of deliveries to the one receiver.
