@@ -150,8 +150,12 @@ function verdict(met: boolean, missedBy: string): string {
   return met ? 'met' : `**missed** by ${missedBy}`;
 }
 
+/** How far over its limit a number is; a miss too small for whole numbers keeps a decimal (`0.2 % (90.2 vs 90)`). */
 function percentOver(actual: number, limit: number): string {
-  return `${Math.round((actual / limit - 1) * 100)} % (${actual >= 10 ? Math.round(actual) : actual.toFixed(1)} vs ${limit})`;
+  const over = (actual / limit - 1) * 100;
+  const percent = over < 1 ? over.toFixed(1) : String(Math.round(over));
+  const shown = actual >= 10 && Math.round(actual) !== limit ? String(Math.round(actual)) : actual.toFixed(1);
+  return `${percent} % (${shown} vs ${limit})`;
 }
 
 const modeOf = (result: SizeResult): BenchMode => result.mode ?? 'quiet';

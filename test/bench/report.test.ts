@@ -150,6 +150,17 @@ describe('the benchmark report', () => {
     );
   });
 
+  it('keeps a decimal for a miss too small for whole numbers', () => {
+    const idle = {
+      entities: 60,
+      settleMs: 60_000,
+      rss: { first: 0, last: 0, mean: 0, median: 90.2 * 2 ** 20, max: 96 * 2 ** 20 },
+      heap: { used: 38 * 2 ** 20, total: 60 * 2 ** 20 },
+      fleetwatchExit: 'exit 0',
+    };
+    expect(renderBlock([], machine, idle)).toContain('| **missed** by 0.2 % (90.2 vs 90) |');
+  });
+
   it('names the pollers fleetwatch itself said were behind', () => {
     const behind = result('100k', 'quiet', { cpuPerPoll: 240, p99: 100, overruns: 12 });
     behind.cycles = {
