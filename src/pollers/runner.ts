@@ -337,13 +337,7 @@ export class PollRunner {
       const kind = definition.targets ?? kindOfLane(laneOf(definition));
       if ((await this.#degraded.unsettled(kind)).length > 0) return;
       const intervalMs = this.intervalOf(poller);
-      const pipeline = new ObservationPipeline({
-        store: this.#options.store,
-        now: this.#now,
-        logger: this.#logger,
-        hooks: this.#options.hooks,
-      });
-      await pipeline.run(
+      await this.#pipeline().run(
         {
           poller,
           detector: naming(pollPaceDetector, 'poller', poller),
@@ -384,16 +378,21 @@ export class PollRunner {
     this.#logger.debug({ ...outcome, durationMs }, 'poll job done');
   }
 
+  /** The observation pipeline over this runner's store, clock, logger and hooks. */
+  #pipeline(): ObservationPipeline {
+    return new ObservationPipeline({
+      store: this.#options.store,
+      now: this.#now,
+      logger: this.#logger,
+      hooks: this.#options.hooks,
+    });
+  }
+
   #context(job: PollJobData, outcome: PollOutcome): PollContext {
     const now = this.#now;
     const signal = this.#signal;
     const logger = this.#logger;
-    const pipeline = new ObservationPipeline({
-      store: this.#options.store,
-      now,
-      logger,
-      hooks: this.#options.hooks,
-    });
+    const pipeline = this.#pipeline();
     return {
       job,
       settings: this.config.pollers[job.poller],

@@ -54,6 +54,16 @@ describe('the polling pace, end to end', () => {
       .map((entry) => entry.event)
       .filter((event) => event.subject.startsWith('poller/'));
   const named = (events: readonly FleetEvent[]) => events.map((event) => `${event.type} ${event.subject}`);
+  /** The poller events logged once `line` (`type subject`) is among them (at most 60 s). */
+  const untilLogged = (line: string): Promise<FleetEvent[]> =>
+    waitFor(
+      line,
+      paceEvents,
+      (events) => (named(events).includes(line) ? undefined : named(events).join(', ')),
+      {
+        timeoutMs: 60_000,
+      },
+    );
 
   it('raises monitor.polling.behind while the workers fall behind, and caught_up once they keep up', async (context) => {
     const pollers: Partial<Record<(typeof FLEET_POLLERS)[number], PollerSettings>> = {};
@@ -77,15 +87,7 @@ describe('the polling pace, end to end', () => {
     await within(fw.whenRunning, 30_000);
 
     sim.control.setFaults({ latencyMs: 150, scope: 'robots' });
-    const behind = await waitFor(
-      'monitor.polling.behind of robot_health',
-      paceEvents,
-      (events) =>
-        named(events).includes('monitor.polling.behind poller/robot_health')
-          ? undefined
-          : named(events).join(', '),
-      { timeoutMs: 60_000 },
-    );
+    const behind = await untilLogged('monitor.polling.behind poller/robot_health');
     const event = behind.find(
       (e) => e.subject === 'poller/robot_health' && e.type === 'monitor.polling.behind',
     );
@@ -93,15 +95,7 @@ describe('the polling pace, end to end', () => {
     expect(Number(event?.data.waiting)).toBeGreaterThan(0);
 
     sim.control.clearFaults();
-    const after = await waitFor(
-      'monitor.polling.caught_up of robot_health',
-      paceEvents,
-      (events) =>
-        named(events).includes('monitor.polling.caught_up poller/robot_health')
-          ? undefined
-          : named(events).join(', '),
-      { timeoutMs: 60_000 },
-    );
+    const after = await untilLogged('monitor.polling.caught_up poller/robot_health');
     // One incident per poller, however many ticks it was behind.
     const ofHealth = named(after).filter((line) => line.endsWith('poller/robot_health'));
     expect(ofHealth).toEqual([
