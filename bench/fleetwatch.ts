@@ -113,11 +113,13 @@ export function sumOf(samples: Samples, name: string, ...labels: string[]): numb
 /**
  * The environment the container image gives `fleetwatch run` beyond its config (the Dockerfile's
  * `ENV`; test/deploy/containers.test.ts holds the two together): fleetwatch is measured as it runs
- * there. glibc's malloc thresholds, fixed: see the Dockerfile.
+ * there. glibc's malloc thresholds, fixed, and the daemon thread's young generation: see the
+ * Dockerfile.
  */
 export const IMAGE_ENV: Readonly<Record<string, string>> = {
   MALLOC_TRIM_THRESHOLD_: '131072',
   MALLOC_MMAP_THRESHOLD_: '131072',
+  NODE_OPTIONS: '--max-semi-space-size=2',
 };
 
 export class FleetwatchProcess {

@@ -20,3 +20,19 @@ export const HEAP_GROWING_PERCENT = 50;
 export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
   setFlagsFromString(`--heap-growing-percent=${percent}`);
 }
+
+/**
+ * Lets a thread started from now on size its young generation as V8 does by default (two 16 MB
+ * semi-spaces), whatever `--max-semi-space-size` the process was started with.
+ *
+ * The image starts fleetwatch with 2 MB semi-spaces (`NODE_OPTIONS` in the Dockerfile): the daemon
+ * thread of a small installation allocates little, and with V8's default its young generation grew
+ * to 32 MB and stayed there until the collector noticed the process was idle, which it sometimes
+ * did not for minutes (idle RSS 86–114 MB from run to run; 85–93 MB with the cap). The poll thread
+ * (`worker.poll_thread`) makes the polls and allocates most; a small young generation there would
+ * promote what a poll holds for a few hundred milliseconds and collect it again at full cost. V8
+ * reads the flag when a thread's heap is set up, so the daemon thread keeps the small one.
+ */
+export function defaultYoungGenerationForNewThreads(): void {
+  setFlagsFromString('--max-semi-space-size=0');
+}
