@@ -28,10 +28,11 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
  * The image starts fleetwatch with 2 MB semi-spaces (`NODE_OPTIONS` in the Dockerfile): the daemon
  * thread of a small installation allocates little, and with V8's default its young generation grew
  * to 32 MB and stayed there until the collector noticed the process was idle, which it sometimes
- * did not for minutes (idle RSS 86–114 MB from run to run; 85–93 MB with the cap). The poll thread
- * (`worker.poll_thread`) makes the polls and allocates most; a small young generation there would
- * promote what a poll holds for a few hundred milliseconds and collect it again at full cost. V8
- * reads the flag when a thread's heap is set up, so the daemon thread keeps the small one.
+ * did not for minutes (idle RSS 88–114 MB from run to run, 86–87 MB with the cap: BENCHMARKS.md,
+ * *Idle memory*). The poll thread (`worker.poll_thread`) makes the polls and allocates most; a
+ * small young generation there would promote what a poll holds for a few hundred milliseconds and
+ * collect it again at full cost. V8 reads the flag when a thread's heap is set up, so the daemon
+ * thread keeps the small one.
  */
 export function defaultYoungGenerationForNewThreads(): void {
   setFlagsFromString('--max-semi-space-size=0');
