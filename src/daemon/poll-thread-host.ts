@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Level, Logger } from 'pino';
 import type { Config } from '../config/schema.js';
-import { defaultYoungGenerationForNewThreads } from '../lib/heap-growth.js';
+import { pollThreadYoungGeneration } from '../lib/heap-growth.js';
 import {
   type FromPollThread,
   type PollThreadData,
@@ -60,7 +60,7 @@ export class PollThreadHost {
     const entry = threadEntry();
     const data: PollThreadData = { config: options.config, logLevel: options.logger.level };
     this.#logger = options.logger;
-    defaultYoungGenerationForNewThreads();
+    pollThreadYoungGeneration();
     this.#worker = new Worker(entry.code, { workerData: data, ...(entry.eval ? { eval: true } : {}) });
     this.#worker.on('message', (message: FromPollThread) => {
       switch (message.type) {

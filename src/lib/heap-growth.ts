@@ -22,18 +22,29 @@ export function limitHeapGrowth(percent: number = HEAP_GROWING_PERCENT): void {
 }
 
 /**
- * Lets a thread started from now on size its young generation as V8 does by default (two 16 MB
- * semi-spaces), whatever `--max-semi-space-size` the process was started with.
+ * The poll thread's semi-spaces, in MB: twice V8's default (16 MB), so its young generation can
+ * grow to 64 MB.
+ *
+ * A poll holds its answer, the decoded reading and the records of its job for a few hundred
+ * milliseconds; with 16 MB semi-spaces a busy poll thread scavenged often enough that much of that
+ * survived a scavenge or two and was copied each time. Twice the room cut the CPU per poll by a
+ * fifth at 10,000 entities, for about 25 MB more resident memory (BENCHMARKS.md, *What bounds the
+ * numbers*). V8 grows a young generation only as far as the allocation rate asks, so a small
+ * fleet's poll thread stays smaller.
+ */
+export const POLL_THREAD_SEMI_SPACE_MB = 32;
+
+/**
+ * Sets the young generation of threads started from now on: the poll thread's
+ * (`POLL_THREAD_SEMI_SPACE_MB`), whatever `--max-semi-space-size` the process was started with.
  *
  * The image starts fleetwatch with 2 MB semi-spaces (`NODE_OPTIONS` in the Dockerfile): the daemon
  * thread of a small installation allocates little, and with V8's default its young generation grew
  * to 32 MB and stayed there until the collector noticed the process was idle, which it sometimes
  * did not for minutes (idle RSS 88–114 MB from run to run, 86–87 MB with the cap: BENCHMARKS.md,
- * *Idle memory*). The poll thread (`worker.poll_thread`) makes the polls and allocates most; a
- * small young generation there would promote what a poll holds for a few hundred milliseconds and
- * collect it again at full cost. V8 reads the flag when a thread's heap is set up, so the daemon
- * thread keeps the small one.
+ * *Idle memory*). The poll thread (`worker.poll_thread`) makes the polls and allocates most. V8
+ * reads the flag when a thread's heap is set up, so the daemon thread keeps the small one.
  */
-export function defaultYoungGenerationForNewThreads(): void {
-  setFlagsFromString('--max-semi-space-size=0');
+export function pollThreadYoungGeneration(semiSpaceMb: number = POLL_THREAD_SEMI_SPACE_MB): void {
+  setFlagsFromString(`--max-semi-space-size=${semiSpaceMb}`);
 }
