@@ -45,6 +45,6 @@ export const POLL_THREAD_SEMI_SPACE_MB = 32;
  * *Idle memory*). The poll thread (`worker.poll_thread`) makes the polls and allocates most. V8
  * reads the flag when a thread's heap is set up, so the daemon thread keeps the small one.
  */
-export function pollThreadYoungGeneration(semiSpaceMb: number = POLL_THREAD_SEMI_SPACE_MB): void {
-  setFlagsFromString(`--max-semi-space-size=${semiSpaceMb}`);
+export function pollThreadYoungGeneration(): void {
+  setFlagsFromString(`--max-semi-space-size=${POLL_THREAD_SEMI_SPACE_MB}`);
 }
