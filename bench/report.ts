@@ -29,6 +29,8 @@ export const TARGETS = {
   contendedBeyondPollP99Ms: 150,
   /** On a 3-master Redis Cluster: the busiest master's share of Redis CPU per poll at most this. */
   busiestMasterShare: 0.5,
+  /** The soak that judges "no growth over time" runs at least this long (`--soak`). */
+  soakMinMs: 30 * 60_000,
 } as const;
 
 export const BLOCK_START = '<!-- bench:results:start -->';
@@ -76,6 +78,11 @@ export interface Measured {
 /** A result as BENCHMARKS.json keeps it: rows of earlier runs carry the run they are from. */
 export type StoredResult = SizeResult & { measured?: Measured };
 export type StoredIdle = IdleResult & { measured?: Measured };
+/** The last soak as BENCHMARKS.json keeps it (`npm run bench -- --soak`). */
+export interface StoredSoak {
+  machine: Machine;
+  result: SoakResult;
+}
 
 const measuredBy = (machine: Machine): Measured => ({ commit: machine.commit, date: machine.date });
 const sameRun = (a: Measured, b: Measured): boolean =>
@@ -231,6 +238,29 @@ function undiciRatio(r: SizeResult): number {
   return r.fleetwatch.cpuPerPoll / (r.undici.cpuMicros / r.undici.requests);
 }
 
+const perHour = (bytes: number): string => `${bytes >= 0 ? '+' : '−'}${mb(Math.abs(bytes))}/h`;
+
+/**
+ * The soak's row of the targets table: growth is judged by the soak's own limits on both slopes,
+ * and a soak shorter than the target's 30 minutes does not count.
+ */
+function soakRow(soak: StoredSoak | undefined): string {
+  const target = `no memory growth over a ${TARGETS.soakMinMs / 60_000}-minute soak (slopes after warm-up: RSS < ${mb(SOAK_LIMITS.rssPerHour)}/h, V8 heap < ${mb(SOAK_LIMITS.heapPerHour)}/h)`;
+  if (!soak) return `| ${target} | ${notRun('--soak')} | — |`;
+  const { result, machine } = soak;
+  const minutes = Math.round(result.durationMs / 60_000);
+  const measured = `${result.spec.label} for ${minutes} min (${machine.date.slice(0, 10)}, \`${machine.commit}\`): RSS ${perHour(result.rss.slopePerHour)}, heap ${perHour(result.heapUsed.slopePerHour)}`;
+  if (result.durationMs < TARGETS.soakMinMs)
+    return `| ${target} | ${measured}; shorter than the target's | — |`;
+  const grew = [
+    result.rss.slopePerHour >= SOAK_LIMITS.rssPerHour ? `RSS ${perHour(result.rss.slopePerHour)}` : '',
+    result.heapUsed.slopePerHour >= SOAK_LIMITS.heapPerHour
+      ? `heap ${perHour(result.heapUsed.slopePerHour)}`
+      : '',
+  ].filter(Boolean);
+  return `| ${target} | ${measured} | ${result.noGrowth ? 'met' : `**missed**: ${grew.join(', ')}`} |`;
+}
+
 /** The idle measurement's row of the targets table. */
 function idleRow(idle: IdleResult): string {
   const rss = idle.rss.median;
@@ -241,7 +271,12 @@ function idleRow(idle: IdleResult): string {
  * The scale targets, each with what was measured and its verdict; a target whose size or mode
  * was not run says so. Ratios compare numbers measured side by side in one run.
  */
-function targetRows(results: readonly SizeResult[], machine: Machine, idle?: IdleResult): string[] {
+function targetRows(
+  results: readonly SizeResult[],
+  machine: Machine,
+  idle?: IdleResult,
+  soak?: StoredSoak,
+): string[] {
   const rows = ['| target | measured | verdict |', '|---|---|---|'];
   const quietAll = results.filter(
     (r) => modeOf(r) === 'quiet' && r.redis.kind !== 'cluster' && replicasOf(r) === 1,
@@ -304,6 +339,7 @@ function targetRows(results: readonly SizeResult[], machine: Machine, idle?: Idl
     );
   }
   if (idle) rows.push(idleRow(idle));
+  rows.push(soakRow(soak));
 
   const outage = targetRun(results, 'quiet')?.outage;
   if (outage) {
@@ -536,7 +572,12 @@ function outageRows(
  * The results block. With only quiet results it has the columns it always had; once a contended
  * result is among them, both tables gain a mode column and each size's modes are adjacent rows.
  */
-export function renderBlock(results: readonly StoredResult[], machine: Machine, idle?: StoredIdle): string {
+export function renderBlock(
+  results: readonly StoredResult[],
+  machine: Machine,
+  idle?: StoredIdle,
+  soak?: StoredSoak,
+): string {
   const withModes = results.some((r) => modeOf(r) !== 'quiet');
   const label = (r: SizeResult): string =>
     `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}${replicasOf(r) > 1 ? ` (${replicasOf(r)} replicas)` : ''}${r.pollThread === false ? ' (main loop)' : ''}`;
@@ -583,7 +624,7 @@ export function renderBlock(results: readonly StoredResult[], machine: Machine, 
   lines.push(...scrapeRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...hopRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
-  lines.push('', '### Targets', '', ...targetRows(results, machine, idle), BLOCK_END);
+  lines.push('', '### Targets', '', ...targetRows(results, machine, idle, soak), BLOCK_END);
   return lines.join('\n');
 }
 
@@ -663,7 +704,6 @@ export const SOAK_BLOCK_END = '<!-- bench:soak:end -->';
 
 /** The soak's block (`npm run bench -- --soak 30m`): memory over a long run of one size. */
 export function renderSoakBlock(result: SoakResult, machine: Machine): string {
-  const perHour = (bytes: number): string => `${bytes >= 0 ? '+' : '−'}${mb(Math.abs(bytes))}/h`;
   const row = (name: string, trend: SoakResult['rss'], limit: number): string =>
     `| ${name} | ${mb(trend.start)} | ${mb(trend.end)} | ${mb(trend.max)} | ${perHour(trend.slopePerHour)} | < ${perHour(limit).slice(1)} | ${trend.slopePerHour < limit ? 'no growth' : '**grows**'} |`;
   return [

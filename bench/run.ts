@@ -9,6 +9,7 @@ import { measureSize, type SizeResult, type SizeSpec } from './measure.js';
 import { type BenchMode, DEFAULT_SIZES, MODES, modeList, replicaCount, SIZES, sizeList } from './options.js';
 import { REDIS_KINDS, type RedisKind } from './redis.js';
 import {
+  BLOCK_START,
   describeMachine,
   type Machine,
   mergeConsoleReport,
@@ -22,6 +23,7 @@ import {
   renderStormBlock,
   type StoredIdle,
   type StoredResult,
+  type StoredSoak,
 } from './report.js';
 import { runSoak, SOAK_DEFAULT, soakDuration } from './soak.js';
 import { measureStorm } from './storm.js';
@@ -156,6 +158,7 @@ interface StoredJson {
   machine?: Machine;
   results?: StoredResult[];
   idle?: StoredIdle;
+  soak?: StoredSoak;
 }
 
 function writeJson(fields: Record<string, unknown>): void {
@@ -194,7 +197,16 @@ await runGuarded(async () => {
     const result = await runSoak(root, spec, durationMs, progress(`soak ${spec.label}`));
     const machine = describeMachine(root);
     const existing = existsSync(markdownFile) ? readFileSync(markdownFile, 'utf8') : undefined;
-    writeFileSync(markdownFile, mergeSoakReport(existing, renderSoakBlock(result, machine)));
+    let markdown = mergeSoakReport(existing, renderSoakBlock(result, machine));
+    // The targets table has the soak's row: the results block is redrawn from what it showed.
+    const stored = existingJson() as StoredJson;
+    if (stored.results && stored.machine && markdown.includes(BLOCK_START)) {
+      markdown = mergeReport(
+        markdown,
+        renderBlock(stored.results, stored.machine, stored.idle, { machine, result }),
+      );
+    }
+    writeFileSync(markdownFile, markdown);
     writeJson({ soak: { machine, result } });
     process.stderr.write(
       `soak: ${result.noGrowth ? 'no growth' : 'memory grows'}; wrote ${markdownFile} and BENCHMARKS.json in ${Math.round((Date.now() - started) / 60_000)} min\n`,
@@ -233,7 +245,7 @@ await runGuarded(async () => {
   const results = mergeResults(stored.results ?? [], stored.machine, fresh, machine);
   const storedIdle: StoredIdle = { ...idle, measured: { commit: machine.commit, date: machine.date } };
   const existing = existsSync(markdownFile) ? readFileSync(markdownFile, 'utf8') : undefined;
-  writeFileSync(markdownFile, mergeReport(existing, renderBlock(results, machine, storedIdle)));
+  writeFileSync(markdownFile, mergeReport(existing, renderBlock(results, machine, storedIdle, stored.soak)));
   writeJson({ machine, results, idle: storedIdle });
   process.stderr.write(
     `wrote ${markdownFile} and BENCHMARKS.json in ${Math.round((Date.now() - started) / 1000)} s\n`,

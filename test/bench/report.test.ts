@@ -3,7 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { summariseHops } from '../../bench/hops.js';
 import type { SizeResult } from '../../bench/measure.js';
 import { SIZES } from '../../bench/options.js';
-import { BLOCK_END, BLOCK_START, type Machine, renderBlock, type StoredIdle } from '../../bench/report.js';
+import {
+  BLOCK_END,
+  BLOCK_START,
+  type Machine,
+  renderBlock,
+  type StoredIdle,
+  type StoredSoak,
+} from '../../bench/report.js';
+import type { SoakResult } from '../../bench/soak.js';
 import { testMachine } from './machine.js';
 
 const machine: Machine = testMachine();
@@ -56,13 +64,14 @@ describe('the benchmark report', () => {
       machine: Machine;
       results: SizeResult[];
       idle?: StoredIdle;
+      soak?: StoredSoak;
     };
     const markdown = readFileSync('BENCHMARKS.md', 'utf8');
     const block = markdown.slice(
       markdown.indexOf(BLOCK_START),
       markdown.indexOf(BLOCK_END) + BLOCK_END.length,
     );
-    expect(renderBlock(json.results, json.machine, json.idle)).toBe(block);
+    expect(renderBlock(json.results, json.machine, json.idle, json.soak)).toBe(block);
   });
 
   it('keeps the quiet format, without a mode column, when only quiet results ran', () => {
@@ -159,6 +168,35 @@ describe('the benchmark report', () => {
       fleetwatchExit: 'exit 0',
     };
     expect(renderBlock([], machine, idle)).toContain('| **missed** by 0.2 % (90.2 vs 90) |');
+  });
+
+  it('judges the soak in the targets table by both slopes, and only a soak of 30 minutes or more', () => {
+    const trend = (slopeMb: number) => ({ start: 0, end: 0, max: 0, slopePerHour: slopeMb * 2 ** 20 });
+    const soak = (minutes: number, rssMb: number, heapMb: number): StoredSoak => ({
+      machine,
+      result: {
+        spec: SIZES['10k']!,
+        durationMs: minutes * 60_000,
+        warmupMs: 15 * 60_000,
+        flips: 100,
+        rss: trend(rssMb),
+        heapUsed: trend(heapMb),
+        noGrowth: rssMb < 5 && heapMb < 2,
+        fleetwatchExit: 'exit 0',
+        samples: { rss: [], heapUsed: [] },
+      } satisfies SoakResult,
+    });
+    const row = (stored?: StoredSoak) =>
+      renderBlock([], machine, undefined, stored)
+        .split('\n')
+        .find((line) => line.startsWith('| no memory growth'));
+    expect(row(soak(90, 1.5, -0.4))).toMatch(
+      /\| 10k for 90 min \(.*\): RSS \+1\.5 MB\/h, heap −0\.4 MB\/h \| met \|$/,
+    );
+    expect(row(soak(120, 1, 3.2))).toMatch(/\| \*\*missed\*\*: heap \+3\.2 MB\/h \|$/);
+    expect(row(soak(60, 6, 3))).toMatch(/\| \*\*missed\*\*: RSS \+6\.0 MB\/h, heap \+3\.0 MB\/h \|$/);
+    expect(row(soak(10, 0, 0))).toMatch(/10k for 10 min .*; shorter than the target's \| — \|$/);
+    expect(row()).toContain('| not run (--soak) | — |');
   });
 
   it('names the pollers fleetwatch itself said were behind', () => {
