@@ -20,7 +20,7 @@ import { CpuHog, type HogResult } from './hog.js';
 import { type HopsResult, summariseHops, traceArrivals } from './hops.js';
 import type { BenchMode } from './options.js';
 import { measureOutage, meter, type OutageResult, RedisCommands } from './outage.js';
-import { cpuMicros, RssSampler } from './proc.js';
+import { cpuMicros, RssSampler, splitThreads, type ThreadSplit, threadCpuMicros } from './proc.js';
 import { type RedisKind, redisPid, startBenchRedis } from './redis.js';
 import { type FleetSize, SimulatorProcess } from './simulator.js';
 import { WebhookSink } from './sink.js';
@@ -101,6 +101,11 @@ export interface SizeResult {
   };
   /** fleetwatch processes against the one Redis (their CPU and metrics summed); absent: one. */
   replicas?: number;
+  /**
+   * The first fleetwatch process's CPU over the window by thread, in microseconds (its shares
+   * apply to every replica's); absent in results before it was measured.
+   */
+  threads?: ThreadSplit;
   /** fleetwatch polled on a thread of its own (`worker.poll_thread`); absent in results before it. */
   pollThread?: boolean;
   /**
@@ -449,6 +454,7 @@ export async function measureSize(
       redis: pids.redis.map(cpuMicros),
       simulator: cpuMicros(pids.simulator),
     };
+    const threadsBefore = threadCpuMicros(fleetwatch.first.process.pid);
     const requestsBefore = await simulator.requestsServed();
     const commands = new RedisCommands(redis.urls);
     cleanups.unshift(async () => commands.close());
@@ -484,6 +490,12 @@ export async function measureSize(
       redis: pids.redis.map((pid, i) => cpuMicros(pid) - cpuBefore.redis[i]!),
       simulator: cpuMicros(pids.simulator) - cpuBefore.simulator,
     };
+    const threads = splitThreads(
+      fleetwatch.first.process.pid,
+      threadsBefore,
+      threadCpuMicros(fleetwatch.first.process.pid),
+      options.pollThread ?? true,
+    );
     const polls = (await simulator.requestsServed()) - requestsBefore;
     const normal = await normalBill(spec.cycles);
     const metricsAfter = await fleetwatch.metrics();
@@ -601,6 +613,7 @@ export async function measureSize(
           : {}),
       },
       simulator: { cpuPerPoll: cpu.simulator / polls },
+      threads,
       memory: {
         meanRss: memory.meanBytes,
         maxRss: memory.maxBytes,

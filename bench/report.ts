@@ -451,7 +451,7 @@ function gcRows(
     '',
     '### Garbage collection',
     '',
-    'fleetwatch’s collector pauses over the measured cycles (`nodejs_gc_duration_seconds`): what the allocation per poll costs.',
+    'The main thread’s collector pauses over the measured cycles (`nodejs_gc_duration_seconds`, which sees only the thread it is read on; the poll thread’s collection, and the work V8’s helper threads do for both, are in *CPU by thread*).',
     '',
     `| ${sizeHead} | GC pause per poll | share of CPU per poll | scavenges per 1,000 polls |`,
     `|${sizeRule}|---|---|---|`,
@@ -460,6 +460,38 @@ function gcRows(
     const gc = r.gc!;
     lines.push(
       `| ${sizeCell(r)} | ${us(gc.microsPerPoll)} | ${Math.round((gc.microsPerPoll / r.fleetwatch.cpuPerPoll) * 100)} % | ${gc.scavengesPerThousandPolls.toFixed(1)} |`,
+    );
+  }
+  return lines;
+}
+
+/** fleetwatch's CPU per poll by thread (bench/proc.ts `splitThreads`), for the results that measured it. */
+function threadRows(
+  results: readonly SizeResult[],
+  sizeCell: (r: SizeResult) => string,
+  sizeHead: string,
+  sizeRule: string,
+): string[] {
+  const measured = results.filter((r) => r.threads !== undefined);
+  if (measured.length === 0) return [];
+  const lines = [
+    '',
+    '### CPU by thread',
+    '',
+    'CPU per poll split over fleetwatch’s threads (from `/proc`, the first process’s shares when replicas ran): the main thread (dispatch, delivery, HTTP, metrics), the poll thread, and the rest, nearly all V8’s helper threads collecting garbage and compiling for both.',
+    '',
+    `| ${sizeHead} | main thread | poll thread | helper threads |`,
+    `|${sizeRule}|---|---|---|`,
+  ];
+  for (const r of measured) {
+    const { main, pollThread, helpers } = r.threads!;
+    const all = main + (pollThread ?? 0) + helpers;
+    const cell = (micros: number): string =>
+      all > 0
+        ? `${us((micros / all) * r.fleetwatch.cpuPerPoll)} (${Math.round((micros / all) * 100)} %)`
+        : 'n/a';
+    lines.push(
+      `| ${sizeCell(r)} | ${cell(main)} | ${pollThread === undefined ? '—' : cell(pollThread)} | ${cell(helpers)} |`,
     );
   }
   return lines;
@@ -621,6 +653,7 @@ export function renderBlock(
   lines.push(...pairRows(results));
   lines.push(...clusterRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...gcRows(results, sizeCell, sizeHead, sizeRule));
+  lines.push(...threadRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...scrapeRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...hopRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));

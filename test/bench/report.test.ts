@@ -199,6 +199,20 @@ describe('the benchmark report', () => {
     expect(row()).toContain('| not run (--soak) | — |');
   });
 
+  it('splits CPU per poll over the threads for the results that measured it', () => {
+    const split = {
+      ...result('40k', 'quiet', { cpuPerPoll: 100, p99: 30 }),
+      threads: { main: 15_000, pollThread: 65_000, helpers: 20_000 },
+    };
+    const block = renderBlock([split], machine);
+    expect(block).toContain('| 40k | 15 µs (15 %) | 65 µs (65 %) | 20 µs (20 %) |');
+    const onMain = { ...split, threads: { main: 80_000, helpers: 20_000 }, pollThread: false };
+    expect(renderBlock([onMain], machine)).toContain('| 40k (main loop) | 80 µs (80 %) | — | 20 µs (20 %) |');
+    expect(renderBlock([result('40k', 'quiet', { cpuPerPoll: 100, p99: 30 })], machine)).not.toContain(
+      '### CPU by thread',
+    );
+  });
+
   it('names the pollers fleetwatch itself said were behind', () => {
     const behind = result('100k', 'quiet', { cpuPerPoll: 240, p99: 100, overruns: 12 });
     behind.cycles = {
