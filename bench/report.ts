@@ -746,7 +746,11 @@ export function renderSoakBlock(result: SoakResult, machine: Machine): string {
     '| memory | start | end | max | slope after warm-up | limit | verdict |',
     '|---|---|---|---|---|---|---|',
     row('RSS (every 10 s)', result.rss, SOAK_LIMITS.rssPerHour),
-    row('V8 heap used (every scrape, 15 s)', result.heapUsed, SOAK_LIMITS.heapPerHour),
+    row(
+      `V8 heap used, ${result.heapOf ?? 'main thread'} (every scrape, 15 s)`,
+      result.heapUsed,
+      SOAK_LIMITS.heapPerHour,
+    ),
     '',
     `Verdict: ${result.noGrowth ? '**no growth**' : '**memory grows**'} over ${Math.round(result.durationMs / 60_000)} minutes.`,
     SOAK_BLOCK_END,

@@ -68,6 +68,11 @@ export interface SoakResult {
   flips: number;
   rss: SoakTrend;
   heapUsed: SoakTrend;
+  /**
+   * Whose heaps `heapUsed` adds up: with a poll thread that reports its heap, both threads'; soaks
+   * measured before it (none here) read the main thread's alone.
+   */
+  heapOf?: 'main thread' | 'both threads';
   noGrowth: boolean;
   fleetwatchExit: string;
   samples: { rss: SoakSample[]; heapUsed: SoakSample[] };
@@ -159,6 +164,7 @@ export async function runSoak(
     const heapUsed: SoakSample[] = [];
     const started = Date.now();
     let flips = 0;
+    let pollThreadHeap = false;
     let nextRss = started;
     let nextScrape = started;
     let nextFlip = started;
@@ -173,9 +179,12 @@ export async function runSoak(
       if (now >= nextScrape) {
         nextScrape += 15_000;
         const samples = await fleetwatch.metrics();
+        const threadHeap = sumOf(samples, 'fleetwatch_poll_thread_heap_size_used_bytes');
+        pollThreadHeap ||= threadHeap > 0;
+        // Both threads' heaps: the main thread's from prom-client, the poll thread's as it reported it.
         heapUsed.push({
           atMs: now - started,
-          bytes: sumOf(samples, 'fleetwatch_nodejs_heap_size_used_bytes'),
+          bytes: sumOf(samples, 'fleetwatch_nodejs_heap_size_used_bytes') + threadHeap,
         });
       }
       if (now >= nextFlip) {
@@ -203,6 +212,7 @@ export async function runSoak(
       flips,
       rss: rssTrend,
       heapUsed: heapTrend,
+      heapOf: pollThreadHeap ? 'both threads' : 'main thread',
       noGrowth:
         rssTrend.slopePerHour < SOAK_LIMITS.rssPerHour && heapTrend.slopePerHour < SOAK_LIMITS.heapPerHour,
       fleetwatchExit,

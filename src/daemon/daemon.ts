@@ -164,6 +164,7 @@ function metricsFor(config: Config, options: { now: () => number; logger: Logger
     receivers: config.receivers.map((receiver) => receiver.name),
     now: options.now,
     logger: options.logger,
+    pollThread: config.worker.poll_thread,
   });
 }
 
@@ -280,6 +281,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
           events: metrics.hooks.events,
           // The thread's commits of open incidents: this guard's copy follows them.
           incidents: (events, moved) => guard.threadChanged(events, moved),
+          heap: metrics.hooks.pollThreadHeap,
           jobFailed,
         },
         onFailure: (reason) => {

@@ -40,7 +40,9 @@ export type HookCall =
   | ['request', RequestInfo]
   | ['events', readonly FleetEvent[]]
   /** A commit's changes to the open incidents, for the daemon's store guard to follow. */
-  | ['incidents', readonly FleetEvent[], IncidentsMoved | undefined];
+  | ['incidents', readonly FleetEvent[], IncidentsMoved | undefined]
+  /** The thread's V8 heap: used and total bytes (metrics). */
+  | ['heap', number, number];
 
 /** The hooks a poll calls: what the thread records and the daemon replays. */
 export interface PollThreadHooks {
@@ -49,6 +51,8 @@ export interface PollThreadHooks {
   events: (events: readonly FleetEvent[]) => void;
   /** The thread's commits changed the open incidents (`StoreLossGuard.incidentsChanged`). */
   incidents?: (events: readonly FleetEvent[], moved: IncidentsMoved | undefined) => void;
+  /** The thread's V8 heap, used and total bytes (`fleetwatch_poll_thread_heap_size_*`). */
+  heap?: (used: number, total: number) => void;
   jobFailed: (poller: unknown) => void;
 }
 
@@ -88,6 +92,7 @@ export function recordingHooks(
     upstream: { request: (info) => record(['request', info]) },
     events: (events) => record(['events', events]),
     incidents: (events, moved) => record(['incidents', events, moved]),
+    heap: (used, total) => record(['heap', used, total]),
     jobFailed: (poller) => record(['jobFailed', poller]),
     flush,
   };
@@ -117,6 +122,9 @@ export function replayHooks(calls: readonly HookCall[], hooks: PollThreadHooks):
         break;
       case 'incidents':
         hooks.incidents?.(call[1], call[2]);
+        break;
+      case 'heap':
+        hooks.heap?.(call[1], call[2]);
         break;
     }
   }

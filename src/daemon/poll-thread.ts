@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import {
   closeQuietly,
@@ -82,7 +83,21 @@ const work = buildPollWork({
   abort,
 });
 
+/**
+ * How often the thread reports its heap to the daemon's metrics: prom-client's heap gauges read
+ * only the thread they run on, and a scrape cannot reach into this one.
+ */
+const HEAP_REPORT_MS = 10_000;
+const reportHeap = () => {
+  const heap = getHeapStatistics();
+  hooks.heap?.(heap.used_heap_size, heap.total_heap_size);
+};
+let heapReports: NodeJS.Timeout | undefined;
+let stopping = false;
+
 async function stop(graceMs: number): Promise<void> {
+  stopping = true;
+  clearInterval(heapReports);
   const polls = await work.stop(graceMs);
   await settlesWithin(Promise.all([windows.stop(), guard.stop()]), 2_000);
   await settlesWithin(Promise.all(POLL_LANES.map((lane) => queues[lane].close())), 2_000);
@@ -102,6 +117,10 @@ port.on('message', (message: ToPollThread) => {
           guard.start();
           if (config.pollers.upstream.enabled) windows.start();
           work.start();
+          if (stopping) return;
+          reportHeap();
+          heapReports = setInterval(reportHeap, HEAP_REPORT_MS);
+          heapReports.unref();
         },
         // Closed before it was ready: the thread is stopping.
         () => undefined,

@@ -3,7 +3,8 @@
  * Node.js metrics, which carry the same `fleetwatch_` prefix): the one list the registry is built
  * from, the README table is written from and the naming test checks. Dashboards and alert rules
  * may use any name here; `createMetrics().names` is the list one daemon really exports (without the
- * per-entity families when `metrics.per_entity` is off, with the default metrics).
+ * per-entity families when `metrics.per_entity` is off, without the poll thread's when
+ * `worker.poll_thread` is, with the default metrics).
  *
  * Naming (Prometheus conventions, linted by `promtool check metrics`): one prefix, snake_case,
  * base units as suffix (`_seconds`), counters end in `_total`, nothing else does, no ids in names.
@@ -20,6 +21,8 @@ export interface MetricDefinition {
   help: string;
   /** One series per vehicle or robot: left out when `metrics.per_entity` is false. */
   perEntity?: boolean;
+  /** The poll thread's own: left out unless `worker.poll_thread` is true. */
+  pollThread?: boolean;
   /** Histogram buckets, in seconds. */
   buckets?: readonly number[];
 }
@@ -184,6 +187,22 @@ export const METRICS = {
     type: 'gauge',
     labels: ['receiver', 'cause', 'status', 'capped'],
     help: 'Why a receiver is held, 1 while it is: cause (throttled, retry, error), the HTTP status of the answer (none without one), capped (true when its Retry-After was cut to max_hold).',
+  },
+
+  // The poll thread (worker.poll_thread): prom-client's nodejs_heap_* are the main thread's.
+  pollThreadHeapUsed: {
+    name: 'fleetwatch_poll_thread_heap_size_used_bytes',
+    type: 'gauge',
+    labels: [],
+    help: "The poll thread's V8 heap in use (worker.poll_thread: true; fleetwatch_nodejs_heap_size_used_bytes is the main thread's), as the thread last reported it (every 10 s).",
+    pollThread: true,
+  },
+  pollThreadHeapTotal: {
+    name: 'fleetwatch_poll_thread_heap_size_total_bytes',
+    type: 'gauge',
+    labels: [],
+    help: "The poll thread's V8 heap size, as the thread last reported it (every 10 s).",
+    pollThread: true,
   },
 
   // Queues.

@@ -56,6 +56,8 @@ export interface MetricsOptions {
   now?: () => number;
   /** prom-client's default process and Node.js metrics; default true. */
   defaultMetrics?: boolean;
+  /** The polls run on a thread of their own (`worker.poll_thread`): its heap gauges are exported. */
+  pollThread?: boolean;
   logger?: Logger;
 }
 
@@ -88,6 +90,8 @@ export interface MetricsHooks {
   redis: (state: RedisState) => void;
   /** A configuration reload's outcome (the daemon's reloader). */
   reload: (ok: boolean) => void;
+  /** The poll thread's V8 heap as it reports it (used and total bytes); ignored without the thread. */
+  pollThreadHeap: (used: number, total: number) => void;
 }
 
 export interface Metrics {
@@ -282,6 +286,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
   };
   reloaded(true);
 
+  // Absent without a poll thread (a 0 would read as an empty heap); the thread reports as it starts.
+  const threadHeap = options.pollThread
+    ? { used: gauge('pollThreadHeapUsed'), total: gauge('pollThreadHeapTotal') }
+    : undefined;
+
   const names = registry.getMetricsAsArray().map((metric) => metric.name);
 
   return {
@@ -306,6 +315,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
         for (const state of REDIS_STATES) redisState.set({ state }, state === current ? 1 : 0);
       },
       reload: reloaded,
+      pollThreadHeap: (used, total) => {
+        threadHeap?.used.set(used);
+        threadHeap?.total.set(total);
+      },
     },
     instrumentNotifier: notifications.instrumentNotifier,
     knowReceivers,

@@ -273,7 +273,7 @@ const THREADED = { concurrency: 4, shutdown_grace: '3s', poll_thread: true };
  * What the daemon shows must not change: events, counters, metrics, log lines and the shutdown.
  */
 describe('startDaemon with worker.poll_thread', () => {
-  it('polls on its own thread: events, counters, metrics and its log lines reach the daemon, and it stops cleanly', {
+  it('polls on its own thread: events, counters, metrics (its heap among them) and its log lines reach the daemon, and it stops cleanly', {
     timeout: 60_000,
   }, async () => {
     const received: FleetEvent[] = [];
@@ -308,6 +308,8 @@ describe('startDaemon with worker.poll_thread', () => {
       /fleetwatch_poll_jobs_total\{poller="vehicles",result="ok"[^}]*\} [1-9]/,
       /fleetwatch_upstream_requests_total\{[^}]*operation="list_vehicles"[^}]*\} [1-9]/,
       /fleetwatch_events_total\{type="vehicle.vpn.disconnected"[^}]*\} 1\n/,
+      // The thread's heap, as it reports it (prom-client's heap gauges are the daemon thread's).
+      /fleetwatch_poll_thread_heap_size_used_bytes(\{[^}]*\})? [1-9]\d{5,}\n/,
     ];
     const metrics = await eventually(
       () => daemon.metrics.registry.metrics(),

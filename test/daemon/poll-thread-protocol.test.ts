@@ -9,7 +9,7 @@ import type { FleetEvent } from '../../src/events/types.js';
 import { fleetEvent } from '../notifiers/routing/helpers.js';
 
 describe('the poll thread protocol', () => {
-  it("replays the thread's hook calls on the daemon's hooks, in order, the incidents' moves and the coalesced shards included", () => {
+  it("replays the thread's hook calls on the daemon's hooks, in order, the incidents' moves, the coalesced shards and the heap included", () => {
     const posted: FromPollThread[] = [];
     const recording = recordingHooks(
       (message) => posted.push(message),
@@ -21,6 +21,7 @@ describe('the poll thread protocol', () => {
     recording.incidents?.([down], { shard: 2, revision: 41 });
     recording.incidents?.([down], undefined);
     recording.poll.shardsCoalesced?.('robot_health', 27);
+    recording.heap?.(41_000_000, 64_000_000);
     recording.flush();
 
     const seen: unknown[] = [];
@@ -29,6 +30,7 @@ describe('the poll thread protocol', () => {
       upstream: { request: () => {} },
       events: (events: readonly FleetEvent[]) => seen.push(['events', events.map((e) => e.type)]),
       incidents: (events, moved) => seen.push(['incidents', events.map((e) => e.type), moved]),
+      heap: (used, total) => seen.push(['heap', used, total]),
       jobFailed: () => {},
     };
     // Through a structured clone, as a message between threads is.
@@ -39,6 +41,7 @@ describe('the poll thread protocol', () => {
       ['incidents', ['robot.health.down'], { shard: 2, revision: 41 }],
       ['incidents', ['robot.health.down'], undefined],
       ['coalesced', 'robot_health', 27],
+      ['heap', 41_000_000, 64_000_000],
     ]);
   });
 });

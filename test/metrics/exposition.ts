@@ -11,8 +11,10 @@ export async function populatedMetrics(perEntity = true): Promise<Metrics> {
     installation: 'plant-7',
     pollers: { vehicles: { intervalMs: 30_000 }, power: { intervalMs: 30_000 } },
     receivers: ['ops'],
+    pollThread: true,
   });
   const { hooks } = metrics;
+  hooks.pollThreadHeap(41_000_000, 64_000_000);
   hooks.upstream.request({ operation: 'list_vehicles', method: 'GET', status: 200, durationMs: 12 });
   hooks.upstream.request({ operation: 'robot.health', method: 'GET', status: 'timeout', durationMs: 10_000 });
   hooks.poll.jobFinished(outcome({ poller: 'vehicles', tick: 1, observed: 5, failed: 1 }), 250);

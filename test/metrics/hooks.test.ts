@@ -289,3 +289,22 @@ describe('notification hooks', () => {
     expect(closed).toBe(1);
   });
 });
+
+describe('the poll thread', () => {
+  it("shows the poll thread's heap as it reports it, and nothing without a poll thread", async () => {
+    const threaded = metricsAt({ now: 0 }, { pollThread: true });
+    threaded.hooks.pollThreadHeap(41_000_000, 64_000_000);
+    expect(await sampleValue(threaded.registry, 'fleetwatch_poll_thread_heap_size_used_bytes', {})).toBe(
+      41_000_000,
+    );
+    expect(await sampleValue(threaded.registry, 'fleetwatch_poll_thread_heap_size_total_bytes', {})).toBe(
+      64_000_000,
+    );
+    expect(threaded.names).toContain('fleetwatch_poll_thread_heap_size_used_bytes');
+
+    const inProcess = metricsAt({ now: 0 });
+    inProcess.hooks.pollThreadHeap(41_000_000, 64_000_000);
+    expect(inProcess.names).not.toContain('fleetwatch_poll_thread_heap_size_used_bytes');
+    expect(await inProcess.text()).not.toContain('fleetwatch_poll_thread_heap');
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  createMetrics,
   DROPPED_DEFAULT_METRICS,
   METRIC_DEFINITIONS,
   METRIC_NAMES,
@@ -73,6 +74,15 @@ describe('metric names', () => {
     const perEntity = METRIC_DEFINITIONS.filter((metric) => metric.perEntity).map((metric) => metric.name);
     expect(perEntity.length).toBe(5);
     for (const name of perEntity) expect(totals.names).not.toContain(name);
+  });
+
+  it("leaves the poll thread's families out without a poll thread", () => {
+    const pollThread = METRIC_DEFINITIONS.filter((metric) => metric.pollThread).map((metric) => metric.name);
+    expect(pollThread.length).toBe(2);
+    const inProcess = createMetrics({ perEntity: true, defaultMetrics: false });
+    for (const name of pollThread) expect(inProcess.names).not.toContain(name);
+    const threaded = createMetrics({ perEntity: true, defaultMetrics: false, pollThread: true });
+    for (const name of pollThread) expect(threaded.names).toContain(name);
   });
 
   it('seriesNames expands histograms into the sample names a query uses', () => {
