@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { EventLog } from '../store/event-log.js';
@@ -56,6 +57,8 @@ const DEFAULT_TUNING: Required<HttpTuning> = {
 export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyInstance> {
   const logger = options.logger.child({ component: 'http' });
   const closing = new AbortController();
+  // Every request under way that may wait follows it (linkedSignal): more than EventTarget's 10.
+  setMaxListeners(0, closing.signal);
   const app: FastifyInstance = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Requests are logged at debug by the onResponse hook below (probes and scrapes are frequent).

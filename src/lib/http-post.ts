@@ -1,5 +1,6 @@
 import { Agent, type Dispatcher, errors, request } from 'undici';
 import { readBounded } from './http-body.js';
+import { linkedSignal } from './linked-signal.js';
 
 /**
  * One POST to a receiver, the way every receiver kind that talks HTTP itself sends: a whole-request
@@ -44,9 +45,13 @@ export class ReceiverPoster {
   }
 
   async post(url: string, { headers, body, signal }: PostRequest): Promise<PostResult> {
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.#timeoutMs);
-    const both = signal ? AbortSignal.any([deadline.signal, signal]) : deadline.signal;
+    const linked = linkedSignal([signal]);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      linked.abort();
+    }, this.#timeoutMs);
+    const both = linked.signal;
     try {
       const response = await request(url, {
         method: 'POST',
@@ -65,12 +70,13 @@ export class ReceiverPoster {
         text,
       };
     } catch (error) {
-      if (deadline.signal.aborted || isTimeoutError(error)) return { kind: 'timeout' };
+      if (timedOut || isTimeoutError(error)) return { kind: 'timeout' };
       if (signal?.aborted) return { kind: 'cancelled' };
       if (error instanceof errors.InvalidArgumentError) return { kind: 'unsendable', error };
       return { kind: 'network', error };
     } finally {
       clearTimeout(timer);
+      linked.release();
     }
   }
 

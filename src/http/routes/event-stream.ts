@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import type { EventLogEntry, EventTail } from '../../store/event-log.js';
 import type { RouteContext } from '../context.js';
 import { unavailable } from '../errors.js';
@@ -104,8 +105,9 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         fromId = header.trim();
       }
 
-      const stop = new AbortController();
-      const signal = AbortSignal.any([stop.signal, context.closing]);
+      // Ends with the client, or with the server.
+      const stop = linkedSignal([context.closing]);
+      const signal = stop.signal;
       const tail: EventTail = context.eventLog.tail({
         fromId: fromId ?? '$',
         ...(query.type === undefined ? {} : { type: query.type }),
@@ -116,10 +118,18 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
       try {
         after = await within(tail.ready, context.tuning.streamConnectTimeoutMs);
       } catch {
+        stop.release();
         await tail.close();
         throw unavailable('cannot follow the event log right now: Redis does not answer');
       }
-      const gap = fromId === undefined ? undefined : await context.eventLog.gapAfter(fromId);
+      let gap: Awaited<ReturnType<typeof context.eventLog.gapAfter>> | undefined;
+      try {
+        gap = fromId === undefined ? undefined : await context.eventLog.gapAfter(fromId);
+      } catch (error) {
+        stop.release();
+        await tail.close();
+        throw error;
+      }
 
       reply.hijack();
       const res = reply.raw;
@@ -160,6 +170,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         clearInterval(heartbeat);
         res.off('close', onClose);
         stop.abort();
+        stop.release();
         await tail.close();
         streams.open -= 1;
         if (!res.destroyed) res.end();

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import {
   POWER_POLL_INTERVAL,
   type PowerWaitOutcome,
@@ -105,12 +106,12 @@ export function registerPowerRoutes(app: FastifyInstance, context: RouteContext)
       const { id, target } = parse(params, request.params, 'params');
       const options = parse(query, request.query, 'query');
       // A client that goes away, or the server closing, ends the request's upstream calls.
-      const gone = new AbortController();
+      const gone = linkedSignal([context.closing]);
       const onClose = () => {
         if (!reply.sent) gone.abort();
       };
       reply.raw.once('close', onClose);
-      const signal = AbortSignal.any([gone.signal, context.closing]);
+      const signal = gone.signal;
       try {
         const accepted = await fleet.requestPower(id, target, { signal });
         const warning = accepted.warning === undefined ? {} : { warning: accepted.warning };
@@ -151,6 +152,7 @@ export function registerPowerRoutes(app: FastifyInstance, context: RouteContext)
         throw error;
       } finally {
         reply.raw.off('close', onClose);
+        gone.release();
       }
     },
   );

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { type FacetSnapshot, FleetReadModel } from '../../fleet/index.js';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import { OPERATION_BODY_MAX_BYTES } from '../../operations/operation-body.js';
 import type { FacetOf } from '../../pollers/registry.js';
 import { UpstreamError } from '../../upstream/errors.js';
@@ -236,12 +237,12 @@ export function registerRobotRoutes(app: FastifyInstance, context: RouteContext)
       const deviceId = params['deviceId']!;
       const args = argumentsOf(row, { ...params, ...query, ...body }, request.body);
       // A read ends when its client goes; a write, once sent, is waited for (and audited).
-      const gone = new AbortController();
+      const gone = write ? undefined : linkedSignal([context.closing]);
       const onClose = () => {
-        if (!reply.sent) gone.abort();
+        if (!reply.sent) gone?.abort();
       };
-      if (!write) reply.raw.once('close', onClose);
-      const signal = write ? context.closing : AbortSignal.any([gone.signal, context.closing]);
+      if (gone) reply.raw.once('close', onClose);
+      const signal = gone?.signal ?? context.closing;
       try {
         if (!write) {
           const [live, snapshot] = await Promise.all([
@@ -281,6 +282,7 @@ export function registerRobotRoutes(app: FastifyInstance, context: RouteContext)
         throw error;
       } finally {
         reply.raw.off('close', onClose);
+        gone?.release();
       }
     };
 

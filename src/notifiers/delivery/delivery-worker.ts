@@ -1,6 +1,8 @@
+import { setMaxListeners } from 'node:events';
 import { type Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import { formatDuration } from '../../lib/duration.js';
+import { linkedSignal } from '../../lib/linked-signal.js';
 import { type RedisClient, throttledWarn } from '../../lib/redis-connection.js';
 import type { RetryPolicy } from '../../lib/retry-policy.js';
 import { closeWorker, settlesWithin } from '../../lib/shutdown.js';
@@ -133,6 +135,8 @@ export class DeliveryWorker {
   readonly #maxHoldMs: number;
 
   constructor(options: DeliveryWorkerOptions) {
+    // Every delivery under way follows it (linkedSignal): more than EventTarget's 10 at once.
+    setMaxListeners(0, this.#abort.signal);
     this.#options = options;
     this.receiver = options.receiver.name;
     this.kind = options.receiver.kind;
@@ -237,9 +241,15 @@ export class DeliveryWorker {
     }
 
     const attempt = progress.attempts + 1;
-    const signal = jobSignal ? AbortSignal.any([this.#abort.signal, jobSignal]) : this.#abort.signal;
+    const linked = jobSignal ? linkedSignal([this.#abort.signal, jobSignal]) : undefined;
+    const signal = linked?.signal ?? this.#abort.signal;
     const started = performance.now();
-    const raw = await this.#options.notifier.deliver(notification, { attempt, signal });
+    let raw: DeliveryOutcome;
+    try {
+      raw = await this.#options.notifier.deliver(notification, { attempt, signal });
+    } finally {
+      linked?.release();
+    }
     const latencyMs = Math.round(performance.now() - started);
     const outcome = this.#scrubbed(raw);
     this.#tell({ notification, outcome, attempt, latencyMs });

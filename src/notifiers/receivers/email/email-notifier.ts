@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type nodemailer from 'nodemailer';
+import { linkedSignal } from '../../../lib/linked-signal.js';
 import type { Logger } from '../../../log/logger.js';
 import { REDACTED, type SecretRegistry } from '../../../log/secrets.js';
 import {
@@ -158,8 +159,8 @@ export class EmailNotifier implements Notifier {
       const reason = `could not load nodemailer: ${error instanceof Error ? error.message : String(error)}`;
       return { outcome: { kind: 'retry', reason }, rejected: [] };
     }
-    const timeout = AbortSignal.timeout(config.timeout);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    const linked = linkedSignal([options.signal, AbortSignal.timeout(config.timeout)]);
+    const signal = linked.signal;
     try {
       const info = await transport.sendMail({
         from: config.from,
@@ -186,6 +187,8 @@ export class EmailNotifier implements Notifier {
         ...(config.auth ? { username: config.auth.username } : {}),
       });
       return { outcome, rejected: [] };
+    } finally {
+      linked.release();
     }
   }
 

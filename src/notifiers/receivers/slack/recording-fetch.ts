@@ -1,5 +1,6 @@
 import type { FetchFunction } from '@slack/webhook';
 import { type Dispatcher, fetch as undiciFetch } from 'undici';
+import { linkedSignal } from '../../../lib/linked-signal.js';
 
 /** The parts of Slack's answer that decide the outcome, which `@slack/webhook` does not expose. */
 export interface RecordedResponse {
@@ -37,16 +38,22 @@ export function recordingFetch(options: RecordingFetchOptions = {}): RecordingFe
   const maxBodyBytes = options.maxBodyBytes ?? 8 * 1024;
   let last: RecordedResponse | undefined;
   const fetch: FetchFunction = async (url, init) => {
-    const signals = [init?.signal, options.signal].filter((signal) => signal !== undefined);
-    const response = await undiciFetch(url, {
-      method: init?.method ?? 'POST',
-      headers: init?.headers,
-      body: init?.body as string | undefined,
-      redirect: 'manual',
-      signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
-      dispatcher: options.dispatcher,
-    });
-    const body = await readBody(response.body, maxBodyBytes);
+    const linked = linkedSignal([init?.signal ?? undefined, options.signal]);
+    let response: Awaited<ReturnType<typeof undiciFetch>>;
+    let body: string;
+    try {
+      response = await undiciFetch(url, {
+        method: init?.method ?? 'POST',
+        headers: init?.headers,
+        body: init?.body as string | undefined,
+        redirect: 'manual',
+        signal: linked.signal,
+        dispatcher: options.dispatcher,
+      });
+      body = await readBody(response.body, maxBodyBytes);
+    } finally {
+      linked.release();
+    }
     last = { status: response.status, statusText: response.statusText, headers: response.headers, body };
     return {
       ok: response.ok,
