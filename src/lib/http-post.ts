@@ -51,13 +51,12 @@ export class ReceiverPoster {
       timedOut = true;
       linked.abort();
     }, this.#timeoutMs);
-    const both = linked.signal;
     try {
       const response = await request(url, {
         method: 'POST',
         headers,
         body,
-        signal: both,
+        signal: linked.signal,
         dispatcher: this.#dispatcher,
       });
       const success = response.statusCode >= 200 && response.statusCode < 300;

@@ -115,17 +115,14 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         signal,
       });
       let after: string;
-      try {
-        after = await within(tail.ready, context.tuning.streamConnectTimeoutMs);
-      } catch {
-        stop.release();
-        await tail.close();
-        throw unavailable('cannot follow the event log right now: Redis does not answer');
-      }
       let gap: Awaited<ReturnType<typeof context.eventLog.gapAfter>> | undefined;
       try {
+        after = await within(tail.ready, context.tuning.streamConnectTimeoutMs).catch(() => {
+          throw unavailable('cannot follow the event log right now: Redis does not answer');
+        });
         gap = fromId === undefined ? undefined : await context.eventLog.gapAfter(fromId);
       } catch (error) {
+        // Not streaming after all: let go of the tail and of the server's closing signal.
         stop.release();
         await tail.close();
         throw error;
