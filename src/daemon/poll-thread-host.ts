@@ -68,7 +68,7 @@ export class PollThreadHost {
           this.#log(message.line);
           break;
         case 'hooks':
-          replayHooks(message.calls, options.hooks);
+          replayHooks(message, options.hooks);
           break;
         case 'stopped':
           this.#resolveStopped?.(message.polls);
