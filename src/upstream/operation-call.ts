@@ -130,10 +130,29 @@ export class OperationRunner {
     whole = false,
   ): Promise<OperationResult<R>> {
     const request = this.request(operation, args);
+    if (operation.retry === 'never') return this.once(operation, request, 1, whole);
+    // Nearly every call is answered at once: what a retry needs (its closures, the loop) is made
+    // only after a first attempt failed. This runs once per poll.
+    try {
+      const value = await this.once(operation, request, 1, whole);
+      this.budget.answered();
+      return value;
+    } catch (error) {
+      return this.#retried(operation, request, whole, error);
+    }
+  }
+
+  /** The rest of `run` after its first attempt failed with `error`: decided and retried by the policy. */
+  #retried<R extends Operation>(
+    operation: R,
+    request: OperationRequest,
+    whole: boolean,
+    error: unknown,
+  ): Promise<OperationResult<R>> {
     const attempt = (n: number) => this.once(operation, request, n, whole);
-    if (operation.retry === 'never') return attempt(1);
     const logRetry = retryLog(this.logger, request.ctx);
     return withRetry(attempt, {
+      firstFailure: { error },
       policy: this.policy,
       budget: this.budget,
       signal: request.signal,

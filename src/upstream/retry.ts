@@ -107,6 +107,11 @@ export interface RetryOptions<T> {
    */
   reconcile?: (error: unknown, attempt: number) => Promise<{ value: T } | undefined>;
   onRetry?: (info: RetryInfo) => void;
+  /**
+   * The first attempt was made by the caller and failed with this: the decision after it is
+   * made here, as if `attempt(1)` had thrown it (see `OperationRunner.run`).
+   */
+  firstFailure?: { error: unknown };
 }
 
 /** Logs each retry at debug level, naming the operation and what it addressed. */
@@ -129,28 +134,33 @@ export async function withRetry<T>(
   const shouldRetry = options.shouldRetry ?? defaultShouldRetry;
   const { budget } = options;
   for (let n = 1; ; n++) {
-    try {
-      const value = await attempt(n);
-      budget?.answered();
-      return value;
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      const retryable = shouldRetry(error);
-      if (retryable) budget?.failed();
-      else budget?.answered();
-      if (options.reconcile) {
-        const settled = await options.reconcile(error, n);
-        if (settled) return settled.value;
+    let error: unknown;
+    if (n === 1 && options.firstFailure) error = options.firstFailure.error;
+    else {
+      try {
+        const value = await attempt(n);
+        budget?.answered();
+        return value;
+      } catch (caught) {
+        error = caught;
       }
-      if (n > options.policy.retries || !retryable) throw error;
-      if (budget && !budget.allows()) {
-        options.onThrottled?.({ error, attempt: n });
-        throw error;
-      }
-      const retryAfterMs = error instanceof UpstreamError ? error.retryAfterMs : undefined;
-      const delayMs = retryDelay(n - 1, options.policy, retryAfterMs);
-      options.onRetry?.({ error, attempt: n, delayMs });
-      await sleep(delayMs, options.signal);
     }
+    if (options.signal?.aborted) throw error;
+    const retryable = shouldRetry(error);
+    if (retryable) budget?.failed();
+    else budget?.answered();
+    if (options.reconcile) {
+      const settled = await options.reconcile(error, n);
+      if (settled) return settled.value;
+    }
+    if (n > options.policy.retries || !retryable) throw error;
+    if (budget && !budget.allows()) {
+      options.onThrottled?.({ error, attempt: n });
+      throw error;
+    }
+    const retryAfterMs = error instanceof UpstreamError ? error.retryAfterMs : undefined;
+    const delayMs = retryDelay(n - 1, options.policy, retryAfterMs);
+    options.onRetry?.({ error, attempt: n, delayMs });
+    await sleep(delayMs, options.signal);
   }
 }

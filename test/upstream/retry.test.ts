@@ -80,6 +80,40 @@ describe('backoff', () => {
     ).rejects.toThrow('boom');
     expect(attempts).toBe(1);
   });
+
+  it('withRetry decides on a first attempt its caller made (`firstFailure`): it goes on from the second, or gives up at once', async () => {
+    const numbers: number[] = [];
+    const value = await withRetry(
+      async (n) => {
+        numbers.push(n);
+        if (n < 3) throw new ServiceUnavailableError({ operation: 'x' });
+        return 'answered';
+      },
+      {
+        policy: { retries: 3, baseDelayMs: 1, maxDelayMs: 2 },
+        firstFailure: { error: new ServiceUnavailableError({ operation: 'x' }) },
+      },
+    );
+    expect(value).toBe('answered');
+    expect(numbers).toEqual([2, 3]);
+
+    const budget = new RetryBudget();
+    let attempts = 0;
+    await expect(
+      withRetry(
+        async () => {
+          attempts++;
+          return 'never asked';
+        },
+        {
+          policy: { retries: 3, baseDelayMs: 1, maxDelayMs: 2 },
+          budget,
+          firstFailure: { error: new Error('boom') },
+        },
+      ),
+    ).rejects.toThrow('boom');
+    expect(attempts).toBe(0);
+  });
 });
 
 describe('the retry budget', () => {
