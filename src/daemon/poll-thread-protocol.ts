@@ -40,8 +40,9 @@ export interface HooksMessage {
  * The upstream requests of a batch, one per poll, as numbers and a table of their strings: a
  * structured clone of an object per request cost about 2.5 µs a request (a clone made and read
  * back, 256 to a batch, Node 20), a tenth of that packed. Each request is `REQUEST_FIELDS`
- * numbers: operation, target, method, status (see `packStatus`), duration in ms and flags
- * (`AUTH_FLAGS`, `RETRY_FLAG`); a string field is its index in `strings`, -1 for none.
+ * numbers: operation, target, method, status, duration in ms and flags (`AUTH_FLAGS`,
+ * `RETRY_FLAG`). A string field is its index in `strings`, -1 for none; a status that is a
+ * string (`timeout`, `network`) is -1 minus its index.
  */
 export interface PackedRequests {
   strings: string[];
@@ -149,8 +150,9 @@ function unpackRequest(packed: PackedRequests, position: number): RequestInfo {
 }
 
 /**
- * Hooks that record each call and post them in batches (at most `BATCH_CALLS` calls, at most
- * `FLUSH_MS` after the first); `flush()` sends what is left (before the thread says it stopped).
+ * Hooks that record each call and post them in batches (at most `BATCH_CALLS` calls or
+ * `BATCH_REQUESTS` requests, at most `FLUSH_MS` after the first); `flush()` sends what is left
+ * (before the thread says it stopped).
  */
 export function recordingHooks(
   post: (message: FromPollThread) => void,
