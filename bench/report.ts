@@ -75,8 +75,12 @@ export interface Measured {
   date: string;
 }
 
-/** A result as BENCHMARKS.json keeps it: rows of earlier runs carry the run they are from. */
-export type StoredResult = SizeResult & { measured?: Measured };
+/**
+ * A result as BENCHMARKS.json keeps it: rows of earlier runs carry the run they are from. A rerun
+ * without `--outage` keeps the row's earlier outage, which then carries its own run
+ * (`outageMeasured`): the outage's normal cycle is that run's, not the new row's.
+ */
+export type StoredResult = SizeResult & { measured?: Measured; outageMeasured?: Measured };
 export type StoredIdle = IdleResult & { measured?: Measured };
 /** The last soak as BENCHMARKS.json keeps it (`npm run bench -- --soak`). */
 export interface StoredSoak {
@@ -105,6 +109,15 @@ export function mergeResults(
   const key = (r: SizeResult): string =>
     `${r.spec.label} ${modeOf(r)} ${r.redis.kind ?? 'single'} ${replicasOf(r)}`;
   const freshKeys = new Set(fresh.map(key));
+  const storedByKey = new Map(stored.map((r) => [key(r), r]));
+  const stamped = (r: SizeResult): StoredResult => {
+    const row: StoredResult = { ...r, measured: measuredBy(machine) };
+    const earlier = storedByKey.get(key(r));
+    if (r.outage || !earlier?.outage) return row;
+    const outageMeasured =
+      earlier.outageMeasured ?? earlier.measured ?? (storedMachine ? measuredBy(storedMachine) : undefined);
+    return outageMeasured ? { ...row, outage: earlier.outage, outageMeasured } : row;
+  };
   const kept = stored
     .filter((r) => !freshKeys.has(key(r)))
     .map((r) => {
@@ -116,9 +129,7 @@ export function mergeResults(
     (modeOf(r) === 'quiet' ? 0 : 1) +
     (r.redis.kind === 'cluster' ? 2 : 0) +
     (replicasOf(r) > 1 ? 4 + replicasOf(r) : 0);
-  return [...kept, ...fresh.map((r) => ({ ...r, measured: measuredBy(machine) }))].sort(
-    (a, b) => order(a) - order(b),
-  );
+  return [...kept, ...fresh.map(stamped)].sort((a, b) => order(a) - order(b));
 }
 
 /** One sentence naming the rows measured in another run than `machine`'s, or undefined. */
@@ -136,8 +147,11 @@ export function describeOlderRows(
     group.rows.push(row);
     groups.set(id, group);
   };
-  for (const r of results)
-    add(modeOf(r) === 'quiet' ? r.spec.label : `${r.spec.label} ${modeOf(r)}`, r.measured);
+  for (const r of results) {
+    const row = modeOf(r) === 'quiet' ? rowLabel(r) : `${rowLabel(r)} ${modeOf(r)}`;
+    add(row, r.measured);
+    add(`${row} outage`, r.outageMeasured);
+  }
   if (idle) add('idle', idle.measured);
   if (groups.size === 0) return undefined;
   const parts = [...groups.values()].map(
@@ -167,6 +181,10 @@ function percentOver(actual: number, limit: number): string {
 
 const modeOf = (result: SizeResult): BenchMode => result.mode ?? 'quiet';
 const replicasOf = (result: SizeResult): number => result.replicas ?? 1;
+
+/** A row's size as the tables name it: `10k`, `10k (Redis Cluster)`, `40k (2 replicas)`. */
+const rowLabel = (r: SizeResult): string =>
+  `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}${replicasOf(r) > 1 ? ` (${replicasOf(r)} replicas)` : ''}${r.pollThread === false ? ' (main loop)' : ''}`;
 
 /**
  * The run of `entities` on the 60 s cycle in `mode`, against one Redis server unless `cluster`,
@@ -581,7 +599,7 @@ function outageRows(
     '',
     '### Upstream outage',
     '',
-    'Per cycle, normal (the measured cycles above) → during the outage (half the calls time out, half answer 503, once fleetwatch has judged both APIs degraded).',
+    'Per cycle, normal (the measured cycles of the same run) → during the outage (half the calls time out, half answer 503, once fleetwatch has judged both APIs degraded).',
     '',
     `| ${sizeHead} | fleetwatch CPU | Redis CPU | Redis commands | Redis writes | judged after | notifications during the outage | recovered |`,
     `|${sizeRule}|---|---|---|---|---|---|---|`,
@@ -611,9 +629,7 @@ export function renderBlock(
   soak?: StoredSoak,
 ): string {
   const withModes = results.some((r) => modeOf(r) !== 'quiet');
-  const label = (r: SizeResult): string =>
-    `${r.spec.label}${r.redis.kind === 'cluster' ? ' (Redis Cluster)' : ''}${replicasOf(r) > 1 ? ` (${replicasOf(r)} replicas)` : ''}${r.pollThread === false ? ' (main loop)' : ''}`;
-  const sizeCell = (r: SizeResult): string => (withModes ? `${label(r)} | ${modeOf(r)}` : label(r));
+  const sizeCell = (r: SizeResult): string => (withModes ? `${rowLabel(r)} | ${modeOf(r)}` : rowLabel(r));
   const sizeHead = withModes ? 'size | mode' : 'size';
   const sizeRule = withModes ? '---|---' : '---';
   const hog = describeHog(results);

@@ -83,6 +83,33 @@ describe('merging a run into the stored results', () => {
     expect(merged[0]?.measured).toEqual({ commit: 'ccc3333', date: '2025-12-01T00:00:00.000Z' });
   });
 
+  it('keeps a row’s outage through a rerun without one, with the run the outage is from', () => {
+    const cost = { fleetwatchCpuMs: 10, redisCpuMs: 1, redisCommands: 100, redisWrites: 50 };
+    const outage = {
+      cycles: 2,
+      normal: cost,
+      outage: { ...cost, fleetwatchCpuMs: 2 },
+      judgedAfterMs: { fleet: 1000, robots: 2000 },
+      notifications: { 'fleetwatch.upstream.degraded': 2 },
+      recovered: true,
+    };
+    const stored = [{ ...result('40k', 'quiet', 190), outage }];
+    const rerun = mergeResults(stored, earlier, [result('40k', 'quiet', 150)], later);
+    expect(rerun[0]?.outage).toEqual(outage);
+    expect(rerun[0]?.outageMeasured).toEqual({ commit: 'aaa1111', date: '2026-01-01T10:00:00.000Z' });
+    expect(describeOlderRows(rerun, later)).toBe(
+      'Rows measured in an earlier run: 40k outage on 2026-01-01 at commit `aaa1111`.',
+    );
+    // A second rerun keeps the outage's own run, not the row it passed through.
+    const third = machineAt('ccc3333', '2026-03-01T10:00:00.000Z');
+    const again = mergeResults(rerun, later, [result('40k', 'quiet', 140)], third);
+    expect(again[0]?.outageMeasured?.commit).toBe('aaa1111');
+    // A run with its own outage replaces it and carries no separate provenance.
+    const fresh = mergeResults(again, third, [{ ...result('40k', 'quiet', 130), outage }], later);
+    expect(fresh[0]?.outageMeasured).toBeUndefined();
+    expect(describeOlderRows(fresh, later)).toBeUndefined();
+  });
+
   it('starts from nothing when nothing was stored', () => {
     expect(mergeResults([], undefined, [result('1k', 'quiet', 210)], later).map(keyOf)).toEqual([
       '1k quiet 210 bbb2222',
