@@ -124,9 +124,18 @@ export interface SizeResult {
    * was (scrape time minus `fleetwatch_fleet_read_timestamp_seconds`), how long the reading took
    * (`fleetwatch_fleet_read_duration_seconds`, the longest shown) and how many scrapes counted a
    * miss (`fleetwatch_metrics_collect_errors_total{source="fleet"}`). Results written before it
-   * was measured have none.
+   * was measured have none. `maxLoopStallMs`: the main thread's longest event-loop delay over the
+   * window (`fleetwatch_nodejs_eventloop_lag_max_seconds`, which each scrape resets), what a
+   * change being notified can wait behind at once; absent in results written before it was measured.
    */
-  scrapes?: { count: number; maxAgeMs: number; medianAgeMs: number; maxReadMs: number; misses: number };
+  scrapes?: {
+    count: number;
+    maxAgeMs: number;
+    medianAgeMs: number;
+    maxReadMs: number;
+    misses: number;
+    maxLoopStallMs?: number;
+  };
   /**
    * Beyond the poll stage by stage, read back from Redis after the measured changes (hops.ts).
    * Results written before it was measured have none.
@@ -303,6 +312,8 @@ interface ScrapeSeen {
   /** Scrape time minus the shown reading's timestamp (whole seconds, so ±1 s). */
   ageMs: number;
   readMs: number;
+  /** The main thread's longest event-loop delay since the scrape before. */
+  loopStallMs: number;
 }
 
 function scrapeSeen(at: number, samples: Samples): ScrapeSeen {
@@ -310,7 +321,12 @@ function scrapeSeen(at: number, samples: Samples): ScrapeSeen {
   return {
     ageMs: stamp > 0 ? Math.max(0, at - stamp * 1000) : Number.POSITIVE_INFINITY,
     readMs: sumOf(samples, 'fleetwatch_fleet_read_duration_seconds') * 1000,
+    loopStallMs: loopStallMs(samples),
   };
+}
+
+function loopStallMs(samples: Samples): number {
+  return sumOf(samples, 'fleetwatch_nodejs_eventloop_lag_max_seconds') * 1000;
 }
 
 function median(values: readonly number[]): number {
@@ -649,6 +665,12 @@ export async function measureSize(
         maxAgeMs: Math.max(0, ...scrapes.map((s) => s.ageMs)),
         medianAgeMs: median(scrapes.map((s) => s.ageMs)),
         maxReadMs: Math.max(0, ...scrapes.map((s) => s.readMs)),
+        // The last stretch of the window is in the final reading (one process: not a sum).
+        maxLoopStallMs: Math.max(
+          0,
+          ...scrapes.map((s) => s.loopStallMs),
+          replicas === 1 ? loopStallMs(metricsAfter) : 0,
+        ),
         misses: delta(
           metricsBefore,
           metricsAfter,

@@ -562,15 +562,15 @@ function scrapeRows(
     '',
     '### Fleet gauges at scrape time',
     '',
-    'A scrape every 15 s over the measured cycles: how old the fleet reading it showed was (scrape time minus `fleetwatch_fleet_read_timestamp_seconds`, whole seconds), the longest reading shown (`fleetwatch_fleet_read_duration_seconds`), and the scrapes that had nothing newer to show (`fleetwatch_metrics_collect_errors_total{source="fleet"}`).',
+    'A scrape every 15 s over the measured cycles: how old the fleet reading it showed was (scrape time minus `fleetwatch_fleet_read_timestamp_seconds`, whole seconds), the longest reading shown (`fleetwatch_fleet_read_duration_seconds`), the scrapes that had nothing newer to show (`fleetwatch_metrics_collect_errors_total{source="fleet"}`), and the main thread’s longest event-loop delay over the window (`fleetwatch_nodejs_eventloop_lag_max_seconds`): what a change being notified could wait behind at once.',
     '',
-    `| ${sizeHead} | scrapes | reading age, median / max | longest reading | misses |`,
-    `|${sizeRule}|---|---|---|---|`,
+    `| ${sizeHead} | scrapes | reading age, median / max | longest reading | misses | longest main-loop stall |`,
+    `|${sizeRule}|---|---|---|---|---|`,
   ];
   for (const r of measured) {
     const s = r.scrapes!;
     lines.push(
-      `| ${sizeCell(r)} | ${s.count} | ${age(s.medianAgeMs)} / ${age(s.maxAgeMs)} | ${Math.round(s.maxReadMs)} ms | ${s.misses} |`,
+      `| ${sizeCell(r)} | ${s.count} | ${age(s.medianAgeMs)} / ${age(s.maxAgeMs)} | ${Math.round(s.maxReadMs)} ms | ${s.misses} | ${s.maxLoopStallMs === undefined ? '—' : ms(s.maxLoopStallMs)} |`,
     );
   }
   return lines;

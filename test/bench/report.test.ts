@@ -286,6 +286,18 @@ describe('the benchmark report', () => {
     expect(renderBlock([older], machine)).not.toContain('### Garbage collection');
   });
 
+  it('shows the main thread’s longest stall beside the scrapes, where it was measured', () => {
+    const scrapes = { count: 7, maxAgeMs: 0, medianAgeMs: 0, maxReadMs: 22, misses: 0 };
+    const measured = {
+      ...result('40k', 'quiet', { cpuPerPoll: 160, p99: 52 }),
+      scrapes: { ...scrapes, maxLoopStallMs: 81.4 },
+    };
+    const older = { ...result('10k', 'quiet', { cpuPerPoll: 150, p99: 40 }), scrapes };
+    const block = renderBlock([older, measured], machine);
+    expect(block).toContain('| 40k | 7 | 0 s / 0 s | 22 ms | 0 | 81 ms |');
+    expect(block).toContain('| 10k | 7 | 0 s / 0 s | 22 ms | 0 | — |');
+  });
+
   it('shows the time beyond the poll stage by stage for the results that traced it', () => {
     const spans = [1, 2, 3, 30, 5, 6, 7];
     const measured = {
