@@ -109,19 +109,21 @@ export function mergeResults(
   const key = (r: SizeResult): string =>
     `${r.spec.label} ${modeOf(r)} ${r.redis.kind ?? 'single'} ${replicasOf(r)}`;
   const freshKeys = new Set(fresh.map(key));
+  // The run a stored row is from: its own stamp, else the file's machine (rows of older files).
+  const runOf = (r: StoredResult): Measured | undefined =>
+    r.measured ?? (storedMachine ? measuredBy(storedMachine) : undefined);
   const storedByKey = new Map(stored.map((r) => [key(r), r]));
   const stamped = (r: SizeResult): StoredResult => {
     const row: StoredResult = { ...r, measured: measuredBy(machine) };
     const earlier = storedByKey.get(key(r));
     if (r.outage || !earlier?.outage) return row;
-    const outageMeasured =
-      earlier.outageMeasured ?? earlier.measured ?? (storedMachine ? measuredBy(storedMachine) : undefined);
+    const outageMeasured = earlier.outageMeasured ?? runOf(earlier);
     return outageMeasured ? { ...row, outage: earlier.outage, outageMeasured } : row;
   };
   const kept = stored
     .filter((r) => !freshKeys.has(key(r)))
     .map((r) => {
-      const measured = r.measured ?? (storedMachine ? measuredBy(storedMachine) : undefined);
+      const measured = runOf(r);
       return measured ? { ...r, measured } : r;
     });
   const order = (r: SizeResult): number =>

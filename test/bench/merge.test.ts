@@ -90,7 +90,7 @@ describe('merging a run into the stored results', () => {
       normal: cost,
       outage: { ...cost, fleetwatchCpuMs: 2 },
       judgedAfterMs: { fleet: 1000, robots: 2000 },
-      notifications: { 'fleetwatch.upstream.degraded': 2 },
+      notifications: { 'monitor.upstream.degraded': 2 },
       recovered: true,
     };
     const stored = [{ ...result('40k', 'quiet', 190), outage }];
