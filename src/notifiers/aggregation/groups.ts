@@ -49,7 +49,8 @@ import type { RouteMatch } from '../routing/router.js';
  *
  * Waiting (inhibition's wait for its source, see muting/mutes.ts). When `flush`'s `waits` says an
  * event cannot be judged yet, the whole flush waits (so the burst stays one notification) and the
- * group is looked at again `RECHECK_MS` later; the caller bounds how long an event waits.
+ * group is looked at again `recheckDelay` later (1–5 s, further apart the longer it waited); the
+ * caller bounds how long an event waits.
  * `reminders` keeps an incident opened muted waiting the same way before announcing it.
  *
  * Exactly once. Adding an event whose id is pending or recent is a no-op, so a redelivered event
@@ -147,8 +148,30 @@ const RECENT_MARKS = 16;
 /** The redelivery window with `worker.takeover_after`'s default (30 s): 247 s. */
 export const DEFAULT_REDELIVERY_MS = eventsRedeliveryMs(30_000);
 
-/** How soon a waiting flush or announcement is looked at again. */
+/** How soon a waiting flush or announcement is looked at again, at first. */
 export const RECHECK_MS = 1_000;
+
+/** The furthest apart a waiting group's looks grow (`recheckDelay`). */
+export const RECHECK_MAX_MS = 5_000;
+
+/**
+ * How long after a look a waiting flush or announcement is looked at again: a quarter of how long
+ * its oldest waiting event has waited (from the event's time), `RECHECK_MS` to `RECHECK_MAX_MS`.
+ * Each look reads the group and the sources it waits for, and a storm of inhibitable incidents
+ * waits up to a counting window together: looks every second would be sixty per incident for
+ * a 60 s window, these are about twenty, and a notice comes at most a quarter of its wait (and 5 s)
+ * after its source became known.
+ */
+export function recheckDelay(now: number, waiting: readonly FleetEvent[]): number {
+  let oldest = Number.POSITIVE_INFINITY;
+  for (const event of waiting) {
+    const time = Date.parse(event.time);
+    if (time < oldest) oldest = time;
+  }
+  const waited = now - oldest;
+  if (!Number.isFinite(waited)) return RECHECK_MS;
+  return Math.min(RECHECK_MAX_MS, Math.max(RECHECK_MS, Math.floor(waited / 4)));
+}
 
 export const notificationId: NotificationIdFn = (groupKey, createdAt, sequence) =>
   `${groupKey}~${createdAt.toString(36)}~${sequence}`;
@@ -522,8 +545,11 @@ export function flush(state: GroupState, now: number, options: FlushOptions = {}
   const judged = state.pending.filter((event) => !closing.has(event.id));
   const muted = options.muted ? judged.filter(options.muted) : [];
   const kept = dropMuted(state, muted, now, options);
-  if (options.waits && judged.some((event) => !muted.includes(event) && options.waits?.(event))) {
-    return { state: { ...kept, recheckAt: now + RECHECK_MS }, muted };
+  const waiting = options.waits
+    ? judged.filter((event) => !muted.includes(event) && options.waits?.(event))
+    : [];
+  if (waiting.length > 0) {
+    return { state: { ...kept, recheckAt: now + recheckDelay(now, waiting) }, muted };
   }
   const result = flushAll(omit(kept, 'recheckAt', 'closing'), now, options);
   return { ...result, muted };
@@ -621,7 +647,7 @@ export function reminders(
       continue;
     }
     if (incident.firstNotifiedAt === undefined && options.waits?.(incident.event)) {
-      incidents = incidents.set(id, { ...incident, dueAt: now + RECHECK_MS });
+      incidents = incidents.set(id, { ...incident, dueAt: now + recheckDelay(now, [incident.event]) });
       continue;
     }
     chosen.push([id, incident]);

@@ -15,6 +15,9 @@ import {
   isIdle,
   nextWakeAt,
   openGroup,
+  RECHECK_MAX_MS,
+  RECHECK_MS,
+  recheckDelay,
   reminders,
 } from '../../../src/notifiers/aggregation/groups.js';
 import type { Notification } from '../../../src/notifiers/notifier.js';
@@ -405,12 +408,31 @@ describe('incidents and reminders', () => {
     const waiting = flush(state, T0 + 30 * SECOND, { waits: (event) => event.id === a.id });
     expect(waiting.notification).toBeUndefined();
     expect(waiting.state.pending).toEqual([a, b]);
-    expect(waiting.state.recheckAt).toBe(T0 + 31 * SECOND);
-    expect(dueAt(waiting.state)).toBe(T0 + 31 * SECOND);
-    expect(flush(waiting.state, T0 + 30_500, { waits: () => false }).notification).toBeUndefined();
-    const sent = flush(roundTrip(waiting.state), T0 + 31 * SECOND, { waits: () => false });
+    // Waited 30 s: looked at again a quarter of that later, at most RECHECK_MAX_MS.
+    expect(waiting.state.recheckAt).toBe(T0 + 35 * SECOND);
+    expect(dueAt(waiting.state)).toBe(T0 + 35 * SECOND);
+    expect(flush(waiting.state, T0 + 34_500, { waits: () => false }).notification).toBeUndefined();
+    const sent = flush(roundTrip(waiting.state), T0 + 35 * SECOND, { waits: () => false });
     expect(sent.notification?.events).toEqual([a, b]);
     expect(sent.state.recheckAt).toBeUndefined();
+  });
+
+  it('looks at a waiting group again sooner the less its oldest waiting event has waited', () => {
+    const at = (ms: number) => vpnLost('a', { time: T0 + ms });
+    expect(recheckDelay(T0, [at(0)])).toBe(RECHECK_MS);
+    expect(recheckDelay(T0 + 3 * SECOND, [at(0)])).toBe(RECHECK_MS);
+    expect(recheckDelay(T0 + 12 * SECOND, [at(0)])).toBe(3 * SECOND);
+    expect(recheckDelay(T0 + 12 * SECOND, [at(8 * SECOND), at(0)])).toBe(3 * SECOND);
+    expect(recheckDelay(T0 + HOUR, [at(0)])).toBe(RECHECK_MAX_MS);
+    // A time in the future (another clock) or none at all: the shortest.
+    expect(recheckDelay(T0, [at(MINUTE)])).toBe(RECHECK_MS);
+    expect(recheckDelay(T0, [{ ...vpnLost('a'), time: 'not a time' }])).toBe(RECHECK_MS);
+    expect(recheckDelay(T0, [])).toBe(RECHECK_MS);
+    // A 60 s wait: about twenty looks instead of sixty, none more than 5 s apart.
+    let looks = 0;
+    for (let t = 0; t < MINUTE; t += recheckDelay(T0 + t, [at(0)])) looks += 1;
+    expect(looks).toBeGreaterThan(15);
+    expect(looks).toBeLessThan(25);
   });
 
   it('makes the announcement of an incident opened muted wait while it cannot be judged', () => {
@@ -418,8 +440,8 @@ describe('incidents and reminders', () => {
     state = add(state, vpnLost('a'), T0, routeMatch(), true);
     const waiting = reminders(state, T0 + MINUTE, { muted: () => false, waits: () => true });
     expect(waiting.notification).toBeUndefined();
-    expect(nextWakeAt(waiting.state)).toBe(T0 + MINUTE + SECOND);
-    const announced = reminders(waiting.state, T0 + MINUTE + SECOND, {
+    expect(nextWakeAt(waiting.state)).toBe(T0 + MINUTE + RECHECK_MAX_MS);
+    const announced = reminders(waiting.state, T0 + MINUTE + RECHECK_MAX_MS, {
       muted: () => false,
       waits: () => false,
     });
