@@ -118,7 +118,16 @@ export interface SizeResult {
    * time per poll, and how many scavenges (minor collections) a thousand polls cost. Results
    * written before it was measured have none.
    */
-  gc?: { microsPerPoll: number; scavengesPerThousandPolls: number };
+  gc?: {
+    microsPerPoll: number;
+    scavengesPerThousandPolls: number;
+    /**
+     * The poll thread's (`fleetwatch_poll_thread_gc_duration_seconds`): pause per poll, scavenges
+     * and full (major) collections per thousand polls. Results written before it was measured, and
+     * runs without the poll thread, have none.
+     */
+    pollThread?: { microsPerPoll: number; scavengesPerThousandPolls: number; majorPerThousandPolls: number };
+  };
   /**
    * The fleet gauges as the scrapes of the window saw them: how old the reading each scrape showed
    * was (scrape time minus `fleetwatch_fleet_read_timestamp_seconds`), how long the reading took
@@ -581,6 +590,10 @@ export async function measureSize(
       'fleetwatch_nodejs_gc_duration_seconds_count',
       'kind="minor"',
     );
+    const threadGc = 'fleetwatch_poll_thread_gc_duration_seconds';
+    const threadGcCounted = sumOf(metricsAfter, `${threadGc}_count`) > 0;
+    const threadGcOf = (suffix: string, ...labels: string[]) =>
+      delta(metricsBefore, metricsAfter, `${threadGc}${suffix}`, ...labels);
     const events = sumOf(metricsAfter, 'fleetwatch_events_total');
 
     let outage: OutageResult | undefined;
@@ -659,7 +672,19 @@ export async function measureSize(
       ...(replicas > 1 ? { replicas } : {}),
       pollThread: options.pollThread ?? true,
       settle,
-      gc: { microsPerPoll: (gcSeconds * 1e6) / polls, scavengesPerThousandPolls: (scavenges * 1000) / polls },
+      gc: {
+        microsPerPoll: (gcSeconds * 1e6) / polls,
+        scavengesPerThousandPolls: (scavenges * 1000) / polls,
+        ...(threadGcCounted
+          ? {
+              pollThread: {
+                microsPerPoll: (threadGcOf('_sum') * 1e6) / polls,
+                scavengesPerThousandPolls: (threadGcOf('_count', 'kind="minor"') * 1000) / polls,
+                majorPerThousandPolls: (threadGcOf('_count', 'kind="major"') * 1000) / polls,
+              },
+            }
+          : {}),
+      },
       scrapes: {
         count: scrapes.length,
         maxAgeMs: Math.max(0, ...scrapes.map((s) => s.ageMs)),

@@ -471,15 +471,19 @@ function gcRows(
     '',
     '### Garbage collection',
     '',
-    'The main thread’s collector pauses over the measured cycles (`nodejs_gc_duration_seconds`, which sees only the thread it is read on; the poll thread’s collection, and the work V8’s helper threads do for both, are in *CPU by thread*).',
+    'The collectors’ pauses over the measured cycles: the main thread’s (`nodejs_gc_duration_seconds`, which sees only the thread it is read on) and the poll thread’s (`fleetwatch_poll_thread_gc_duration_seconds`; — in rows measured before it was reported). The work V8’s helper threads do for both is in *CPU by thread*.',
     '',
-    `| ${sizeHead} | GC pause per poll | share of CPU per poll | scavenges per 1,000 polls |`,
-    `|${sizeRule}|---|---|---|`,
+    `| ${sizeHead} | main: pause per poll | share of CPU per poll | scavenges per 1,000 polls | poll thread: pause per poll | scavenges per 1,000 polls | full collections per 1,000 polls |`,
+    `|${sizeRule}|---|---|---|---|---|---|`,
   ];
   for (const r of measured) {
     const gc = r.gc!;
+    const thread = gc.pollThread;
+    const threadCells = thread
+      ? `${us(thread.microsPerPoll)} | ${thread.scavengesPerThousandPolls.toFixed(1)} | ${thread.majorPerThousandPolls.toFixed(2)}`
+      : '— | — | —';
     lines.push(
-      `| ${sizeCell(r)} | ${us(gc.microsPerPoll)} | ${Math.round((gc.microsPerPoll / r.fleetwatch.cpuPerPoll) * 100)} % | ${gc.scavengesPerThousandPolls.toFixed(1)} |`,
+      `| ${sizeCell(r)} | ${us(gc.microsPerPoll)} | ${Math.round((gc.microsPerPoll / r.fleetwatch.cpuPerPoll) * 100)} % | ${gc.scavengesPerThousandPolls.toFixed(1)} | ${threadCells} |`,
     );
   }
   return lines;

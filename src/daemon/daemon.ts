@@ -282,6 +282,7 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
           // The thread's commits of open incidents: this guard's copy follows them.
           incidents: (events, moved) => guard.threadChanged(events, moved),
           heap: metrics.hooks.pollThreadHeap,
+          gc: metrics.hooks.pollThreadGc,
           jobFailed,
         },
         onFailure: (reason) => {

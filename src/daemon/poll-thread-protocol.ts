@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import type { FleetEvent } from '../events/types.js';
+import type { GcKind } from '../lib/gc-pauses.js';
 import type { PollerName } from '../pollers/config.js';
 import type { ObservationErrorInfo, PollHooks, PollOutcome } from '../pollers/outcome.js';
 import type { IncidentsMoved } from '../store/snapshot-store.js';
@@ -65,7 +66,9 @@ export type HookCall =
   /** A commit's changes to the open incidents, for the daemon's store guard to follow. */
   | ['incidents', readonly FleetEvent[], IncidentsMoved | undefined]
   /** The thread's V8 heap: used and total bytes (metrics). */
-  | ['heap', number, number];
+  | ['heap', number, number]
+  /** One collection of the thread's heap: its kind and its pause in seconds (metrics). */
+  | ['gc', GcKind, number];
 
 /** The hooks a poll calls: what the thread records and the daemon replays. */
 export interface PollThreadHooks {
@@ -76,6 +79,8 @@ export interface PollThreadHooks {
   incidents?: (events: readonly FleetEvent[], moved: IncidentsMoved | undefined) => void;
   /** The thread's V8 heap, used and total bytes (`fleetwatch_poll_thread_heap_size_*`). */
   heap?: (used: number, total: number) => void;
+  /** One collection of the thread's heap (`fleetwatch_poll_thread_gc_duration_seconds`). */
+  gc?: (kind: GcKind, seconds: number) => void;
   jobFailed: (poller: unknown) => void;
 }
 
@@ -194,6 +199,7 @@ export function recordingHooks(
     events: (events) => record(['events', events]),
     incidents: (events, moved) => record(['incidents', events, moved]),
     heap: (used, total) => record(['heap', used, total]),
+    gc: (kind, seconds) => record(['gc', kind, seconds]),
     jobFailed: (poller) => record(['jobFailed', poller]),
     flush,
   };
@@ -228,6 +234,9 @@ export function replayHooks(message: HooksMessage, hooks: PollThreadHooks): void
         break;
       case 'heap':
         hooks.heap?.(call[1], call[2]);
+        break;
+      case 'gc':
+        hooks.gc?.(call[1], call[2]);
         break;
     }
   }

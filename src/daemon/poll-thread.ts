@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
+import { watchGcPauses } from '../lib/gc-pauses.js';
 import {
   closeQuietly,
   createProducerConnection,
@@ -93,11 +94,14 @@ const reportHeap = () => {
   hooks.heap?.(heap.used_heap_size, heap.total_heap_size);
 };
 let heapReports: NodeJS.Timeout | undefined;
+// Each collection as it happens: nodejs_gc_duration_seconds sees only the daemon's thread.
+const stopGcPauses = hooks.gc ? watchGcPauses(hooks.gc) : () => {};
 let stopping = false;
 
 async function stop(graceMs: number): Promise<void> {
   stopping = true;
   clearInterval(heapReports);
+  stopGcPauses();
   const polls = await work.stop(graceMs);
   await settlesWithin(Promise.all([windows.stop(), guard.stop()]), 2_000);
   await settlesWithin(Promise.all(POLL_LANES.map((lane) => queues[lane].close())), 2_000);

@@ -204,6 +204,15 @@ export const METRICS = {
     help: "The poll thread's V8 heap size, as the thread last reported it (every 10 s).",
     pollThread: true,
   },
+  pollThreadGcDuration: {
+    name: 'fleetwatch_poll_thread_gc_duration_seconds',
+    type: 'histogram',
+    labels: ['kind'],
+    help: "The poll thread's garbage collections by kind (minor, major, incremental, weakcb) and how long each paused it; fleetwatch_nodejs_gc_duration_seconds is the main thread's.",
+    pollThread: true,
+    // prom-client's buckets for nodejs_gc_duration_seconds: the two threads read alike.
+    buckets: [0.001, 0.01, 0.1, 1, 2, 5],
+  },
 
   // Queues.
   queueJobs: {

@@ -3,6 +3,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import { CATALOGUE } from '../events/catalogue.js';
 import type { FleetEvent } from '../events/types.js';
 import type { FleetStore } from '../fleet/index.js';
+import type { GcKind } from '../lib/gc-pauses.js';
 import { REDIS_STATES, type RedisState } from '../lib/redis-health.js';
 import type { DeliveryHook } from '../notifiers/delivery/delivery-worker.js';
 import type { DisabledReceivers } from '../notifiers/delivery/disabled-receivers.js';
@@ -92,6 +93,8 @@ export interface MetricsHooks {
   reload: (ok: boolean) => void;
   /** The poll thread's V8 heap as it reports it (used and total bytes); ignored without the thread. */
   pollThreadHeap: (used: number, total: number) => void;
+  /** One collection of the poll thread's heap as it reports it; ignored without the thread. */
+  pollThreadGc: (kind: GcKind, seconds: number) => void;
 }
 
 export interface Metrics {
@@ -290,6 +293,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const threadHeap = options.pollThread
     ? { used: gauge('pollThreadHeapUsed'), total: gauge('pollThreadHeapTotal') }
     : undefined;
+  const threadGc = options.pollThread ? histogram('pollThreadGcDuration') : undefined;
 
   const names = registry.getMetricsAsArray().map((metric) => metric.name);
 
@@ -318,6 +322,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
       pollThreadHeap: (used, total) => {
         threadHeap?.used.set(used);
         threadHeap?.total.set(total);
+      },
+      pollThreadGc: (kind, seconds) => {
+        threadGc?.observe({ kind }, seconds);
       },
     },
     instrumentNotifier: notifications.instrumentNotifier,

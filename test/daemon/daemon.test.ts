@@ -273,7 +273,7 @@ const THREADED = { concurrency: 4, shutdown_grace: '3s', poll_thread: true };
  * What the daemon shows must not change: events, counters, metrics, log lines and the shutdown.
  */
 describe('startDaemon with worker.poll_thread', () => {
-  it('polls on its own thread: events, counters, metrics (its heap among them) and its log lines reach the daemon, and it stops cleanly', {
+  it('polls on its own thread: events, counters, metrics (its heap and collections among them) and its log lines reach the daemon, and it stops cleanly', {
     timeout: 60_000,
   }, async () => {
     const received: FleetEvent[] = [];
@@ -310,6 +310,8 @@ describe('startDaemon with worker.poll_thread', () => {
       /fleetwatch_events_total\{type="vehicle.vpn.disconnected"[^}]*\} 1\n/,
       // The thread's heap, as it reports it (prom-client's heap gauges are the daemon thread's).
       /fleetwatch_poll_thread_heap_size_used_bytes(\{[^}]*\})? [1-9]\d{5,}\n/,
+      // ... and its collections (prom-client's are the daemon thread's).
+      /fleetwatch_poll_thread_gc_duration_seconds_count\{[^}]*kind="minor"[^}]*\} [1-9]/,
     ];
     const metrics = await eventually(
       () => daemon.metrics.registry.metrics(),

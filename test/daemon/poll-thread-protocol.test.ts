@@ -9,7 +9,7 @@ import type { FleetEvent } from '../../src/events/types.js';
 import { fleetEvent } from '../notifiers/routing/helpers.js';
 
 describe('the poll thread protocol', () => {
-  it("replays the thread's hook calls on the daemon's hooks, in order, the incidents' moves, the coalesced shards and the heap included", () => {
+  it("replays the thread's hook calls on the daemon's hooks, in order, the incidents' moves, the coalesced shards, the heap and its collections included", () => {
     const posted: FromPollThread[] = [];
     const recording = recordingHooks(
       (message) => posted.push(message),
@@ -44,6 +44,7 @@ describe('the poll thread protocol', () => {
     recording.incidents?.([down], undefined);
     recording.poll.shardsCoalesced?.('robot_health', 27);
     recording.heap?.(41_000_000, 64_000_000);
+    recording.gc?.('major', 0.012);
     recording.flush();
 
     const seen: unknown[] = [];
@@ -53,6 +54,7 @@ describe('the poll thread protocol', () => {
       events: (events: readonly FleetEvent[]) => seen.push(['events', events.map((e) => e.type)]),
       incidents: (events, moved) => seen.push(['incidents', events.map((e) => e.type), moved]),
       heap: (used, total) => seen.push(['heap', used, total]),
+      gc: (kind, seconds) => seen.push(['gc', kind, seconds]),
       jobFailed: () => {},
     };
     // Through a structured clone, as a message between threads is.
@@ -75,6 +77,7 @@ describe('the poll thread protocol', () => {
       ['incidents', ['robot.health.down'], undefined],
       ['coalesced', 'robot_health', 27],
       ['heap', 41_000_000, 64_000_000],
+      ['gc', 'major', 0.012],
     ]);
   });
 

@@ -291,7 +291,7 @@ describe('notification hooks', () => {
 });
 
 describe('the poll thread', () => {
-  it("shows the poll thread's heap as it reports it, and nothing without a poll thread", async () => {
+  it("shows the poll thread's heap and its collections as it reports them, and nothing without a poll thread", async () => {
     const threaded = metricsAt({ now: 0 }, { pollThread: true });
     threaded.hooks.pollThreadHeap(41_000_000, 64_000_000);
     expect(await sampleValue(threaded.registry, 'fleetwatch_poll_thread_heap_size_used_bytes', {})).toBe(
@@ -301,10 +301,20 @@ describe('the poll thread', () => {
       64_000_000,
     );
     expect(threaded.names).toContain('fleetwatch_poll_thread_heap_size_used_bytes');
+    threaded.hooks.pollThreadGc('minor', 0.002);
+    threaded.hooks.pollThreadGc('minor', 0.004);
+    threaded.hooks.pollThreadGc('major', 0.03);
+    const gc = 'fleetwatch_poll_thread_gc_duration_seconds';
+    expect(await countOf(threaded.registry, gc, { kind: 'minor' })).toBe(2);
+    expect(await sampleValue(threaded.registry, gc, { kind: 'minor' }, '_sum')).toBeCloseTo(0.006);
+    expect(await sampleValue(threaded.registry, gc, { kind: 'major', le: 0.1 }, '_bucket')).toBe(1);
+    expect(await sampleValue(threaded.registry, gc, { kind: 'major', le: 0.01 }, '_bucket')).toBe(0);
 
     const inProcess = metricsAt({ now: 0 });
     inProcess.hooks.pollThreadHeap(41_000_000, 64_000_000);
+    inProcess.hooks.pollThreadGc('minor', 0.002);
     expect(inProcess.names).not.toContain('fleetwatch_poll_thread_heap_size_used_bytes');
     expect(await inProcess.text()).not.toContain('fleetwatch_poll_thread_heap');
+    expect(await inProcess.text()).not.toContain('fleetwatch_poll_thread_gc');
   });
 });

@@ -78,7 +78,7 @@ describe('metric names', () => {
 
   it("leaves the poll thread's families out without a poll thread", () => {
     const pollThread = METRIC_DEFINITIONS.filter((metric) => metric.pollThread).map((metric) => metric.name);
-    expect(pollThread.length).toBe(2);
+    expect(pollThread.length).toBe(3);
     const inProcess = createMetrics({ perEntity: true, defaultMetrics: false });
     for (const name of pollThread) expect(inProcess.names).not.toContain(name);
     const threaded = createMetrics({ perEntity: true, defaultMetrics: false, pollThread: true });
