@@ -43,7 +43,11 @@ export function mapObservation<T, U>(observation: Observation<T>, map: (value: T
   return observation.ok ? { ok: true, at: observation.at, value: map(observation.value) } : observation;
 }
 
-/** `Promise.all(items.map(fn))` with at most `limit` calls under way at once; results in order. */
+/**
+ * `Promise.all(items.map(fn))` with at most `limit` calls under way at once; results in order.
+ * The first failure stops further calls: those under way are waited for, then it is thrown (so
+ * nothing a call does outlives the returned promise).
+ */
 export async function mapLimit<T, R>(
   items: readonly T[],
   limit: number,
@@ -51,14 +55,20 @@ export async function mapLimit<T, R>(
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
+  let failure: { error: unknown } | undefined;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const index = next;
       next += 1;
-      results[index] = await fn(items[index]!, index);
+      try {
+        results[index] = await fn(items[index]!, index);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   };
   const workers = Array.from({ length: Math.min(Math.max(1, Math.floor(limit)), items.length) }, worker);
   await Promise.all(workers);
+  if (failure) throw failure.error;
   return results;
 }
