@@ -86,10 +86,10 @@ export interface PollContext {
   /** The same, for observations that arrive one by one: each is committed soon after it arrives. */
   commitStream<State, Value, Options>(spec: PipelineSpec<State, Value, Options>): PipelineStream<Value>;
   /**
-   * Whether to leave out the job's entity at `position` (0-based, among the entities due, in
-   * polling order): the upstream it reads from became degraded while the job ran, and the entity
-   * is not in the sample polled meanwhile (see degraded-upstreams.ts). Read at most once a second:
-   * the answer comes at once (no promise) while the last reading is fresh.
+   * Whether to leave out the job's entity at `position` (0-based, in polling order): the upstream
+   * it reads from became degraded while the job ran, and the entity is not in the sample polled
+   * meanwhile (see degraded-upstreams.ts). Read at most once a second: the answer comes at once
+   * (no promise) while the last reading is fresh.
    */
   heldBack(position: number): boolean | Promise<boolean>;
   /** Counts entities the poller left out because they are not due yet. */
