@@ -1,4 +1,6 @@
 import { InvalidArgumentError } from 'commander';
+import type { PollerName } from '../src/pollers/config.js';
+import { POLLER_NAMES, POLLERS } from '../src/pollers/registry.js';
 import type { SizeSpec } from './measure.js';
 
 /**
@@ -54,11 +56,24 @@ export function modeList(value: string): BenchMode[] {
   return MODES.filter((mode) => chosen.includes(mode));
 }
 
+/** A parser of whole numbers from `min` to `max` that names what it expected otherwise. */
+export function wholeNumber(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(
+        `expected a whole number from ${min} to ${max}; got ${JSON.stringify(value)}`,
+      );
+    }
+    return n;
+  };
+}
+
 /** `--replicas`: how many fleetwatch processes share the Redis, 1 to 4. */
-export function replicaCount(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 4) {
-    throw new InvalidArgumentError(`expected a whole number from 1 to 4; got ${JSON.stringify(value)}`);
-  }
-  return n;
+export const replicaCount: (value: string) => number = wholeNumber(1, 4);
+
+/** `--pollers` of bench/poll-path.ts: per-entity pollers by name, each once, in the order given. */
+export function entityPollerList(value: string): PollerName[] {
+  const entity = POLLER_NAMES.filter((name) => POLLERS[name].targets !== undefined);
+  return namesFrom(value, entity, 'per-entity poller');
 }

@@ -1,6 +1,14 @@
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SIZES, modeList, replicaCount, SIZES, sizeList } from '../../bench/options.js';
+import {
+  DEFAULT_SIZES,
+  entityPollerList,
+  modeList,
+  replicaCount,
+  SIZES,
+  sizeList,
+  wholeNumber,
+} from '../../bench/options.js';
 
 describe('benchmark options', () => {
   it('reads sizes by name, each once, in the order given', () => {
@@ -38,5 +46,21 @@ describe('benchmark options', () => {
       expect(() => replicaCount(wrong)).toThrow(InvalidArgumentError);
     }
     expect(() => replicaCount('5')).toThrow('expected a whole number from 1 to 4; got "5"');
+  });
+
+  it('reads whole numbers inside their bounds only', () => {
+    const rounds = wholeNumber(1, 20);
+    expect(rounds('20')).toBe(20);
+    for (const wrong of ['', ' ', '0', '21', '2.5', 'three'])
+      expect(() => rounds(wrong)).toThrow(InvalidArgumentError);
+    expect(() => rounds('21')).toThrow('expected a whole number from 1 to 20; got "21"');
+  });
+
+  it('takes per-entity pollers for the poll path, and names them when given a list poller', () => {
+    expect(entityPollerList('robot_health, power,robot_health')).toEqual(['robot_health', 'power']);
+    expect(() => entityPollerList('robots')).toThrow(InvalidArgumentError);
+    expect(() => entityPollerList('robots')).toThrow(
+      'unknown per-entity poller "robots"; choose from power, robot_health, robot_feedback, robot_lease, robot_config, robot_command_queue',
+    );
   });
 });
