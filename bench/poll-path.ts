@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Command, Option } from 'commander';
 import pino from 'pino';
@@ -30,11 +31,6 @@ import { CLIENT_ID, CLIENT_SECRET, SimulatorProcess } from './simulator.js';
  *
  *   npm run build && npx tsx bench/poll-path.ts --size 40k --pollers robot_health --rounds 3
  */
-
-/** One job's start, `index` jobs of `perJob` polls into a round made at `pollsPerSecond`. */
-function jobStartMs(index: number, perJob: number, pollsPerSecond: number): number {
-  return (index * perJob * 1000) / pollsPerSecond;
-}
 
 /** Every method of `client` answers a repeated first argument from its first answer (`--no-http`). */
 function recorded(client: object, replay: { on: boolean }): void {
@@ -136,10 +132,12 @@ await runGuarded(async () => {
       };
       for (let i = 0; i < config.worker.concurrency; i += 1) running.push(worker());
     } else {
+      // Job i of a tick starts i jobs' polls into it at `pace` polls a second, as the scheduler spreads them.
       const start = performance.now();
+      const perJob = jobs[0]?.ids?.length ?? 1;
       for (let i = 0; i < jobs.length; i += 1) {
-        const wait = start + jobStartMs(i, jobs[0]?.ids?.length ?? 1, pace) - performance.now();
-        if (wait >= 1) await new Promise((done) => setTimeout(done, wait));
+        const wait = start + (i * perJob * 1000) / pace - performance.now();
+        if (wait >= 1) await sleep(wait);
         running.push(runner.runJob(jobs[i]!));
       }
     }
@@ -167,14 +165,13 @@ await runGuarded(async () => {
         http: options.http,
         pace: options.pace,
         polls,
-        cpuMicrosPerPoll: Math.round(((used.user + used.system) / polls) * 10) / 10,
+        cpuMicrosPerPoll: polls > 0 ? Math.round(((used.user + used.system) / polls) * 10) / 10 : null,
         wallMs: Math.round(performance.now() - started),
       })}\n`,
     );
   }
   await core.upstream.close();
   await closeQuietly(connection);
-  await simulator.stop();
-  await redis.stop();
+  // The simulator, then the Redis (both registered with cleanup.ts as they started).
   await stopAll();
 });
