@@ -117,8 +117,12 @@ await runGuarded(async () => {
     now: Date.now,
   });
   const replay = { on: false };
-  recorded(core.upstream.robots, replay);
-  recorded(core.upstream.fleet, replay);
+  // Only to replay: keeping every answer would hold a round's answers until the next one, a
+  // heap the daemon does not have (its collector then promotes them).
+  if (!options.http) {
+    recorded(core.upstream.robots, replay);
+    recorded(core.upstream.fleet, replay);
+  }
 
   const { runner } = core;
   /** One tick of `poller`: its jobs at the pace asked, or as the daemon's workers take them (pace 0). */

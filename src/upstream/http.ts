@@ -192,7 +192,9 @@ class Dispatched implements Dispatcher.DispatchHandler {
     const chunks = this.#chunks;
     const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const text = bytes.toString('utf8');
-    this.#resolve?.({
+    const resolve = this.#resolve;
+    this.#letGo();
+    resolve?.({
       status: this.#status,
       headers: this.#headers,
       body: text.charCodeAt(0) === BOM ? text.slice(1) : text,
@@ -200,7 +202,23 @@ class Dispatched implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#reject?.(error);
+    const reject = this.#reject;
+    this.#letGo();
+    reject?.(error);
+  }
+
+  /**
+   * Once the exchange has ended, it lets go of undici's controller (which keeps the raw header
+   * buffers and the request), the body chunks and its promise's settlers. A finished handler can
+   * still be reachable from an object the collector has already moved to the old generation, and
+   * all it holds is then moved there too: on the poll path at 40k, 3.6 MB of every 23 MB the polls
+   * allocated went to the old generation with them held, 1.3 MB without (BENCHMARKS.md).
+   */
+  #letGo(): void {
+    this.#controller = undefined;
+    this.#chunks = [];
+    this.#resolve = undefined;
+    this.#reject = undefined;
   }
 }
 
