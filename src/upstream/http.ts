@@ -153,7 +153,7 @@ class Dispatched implements Dispatcher.DispatchHandler {
   #reject: ((reason: Error) => void) | undefined;
   #status = 0;
   #headers: IncomingHttpHeaders = {};
-  #chunks: Buffer[] = [];
+  readonly #chunks: Buffer[] = [];
 
   abort(reason: unknown): void {
     const error = reason instanceof Error ? reason : new Error(String(reason));
@@ -216,7 +216,8 @@ class Dispatched implements Dispatcher.DispatchHandler {
    */
   #letGo(): void {
     this.#controller = undefined;
-    this.#chunks = [];
+    // Emptied, not replaced: no new array per request.
+    this.#chunks.length = 0;
     this.#resolve = undefined;
     this.#reject = undefined;
   }
