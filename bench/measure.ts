@@ -24,6 +24,7 @@ import { cpuMicros, RssSampler, splitThreads, type ThreadSplit, threadCpuMicros 
 import { type RedisKind, redisPid, startBenchRedis } from './redis.js';
 import { type FleetSize, SimulatorProcess } from './simulator.js';
 import { WebhookSink } from './sink.js';
+import { WakeupProbe } from './wakeup.js';
 
 /** One size of the benchmark: the references, then fleetwatch for a few cycles. */
 
@@ -150,6 +151,12 @@ export interface SizeResult {
    * Results written before it was measured have none.
    */
   hops?: HopsResult;
+  /**
+   * The machine's own latency over the measured cycles (wakeup.ts): how late an idle process's
+   * timer fired and how long its Redis round trips took. Results written before it was measured
+   * have none.
+   */
+  wakeup?: { timerLate: Percentiles; redisRoundTrip: Percentiles };
   events: number;
   deliveries: number;
   undici: UndiciResult;
@@ -468,6 +475,8 @@ export async function measureSize(
 
     // The window starts on a tick so it holds whole cycles.
     const windowStart = Math.ceil((Date.now() + 1_000) / spec.intervalMs) * spec.intervalMs;
+    const wakeup = await WakeupProbe.start(redis.urls[0]!, workDir);
+    cleanups.unshift(async () => void (await wakeup.stop()));
     await delay(windowStart - Date.now());
     const pids = {
       fleetwatch: fleetwatch.pids,
@@ -525,6 +534,7 @@ export async function measureSize(
     const normal = await normalBill(spec.cycles);
     const metricsAfter = await fleetwatch.metrics();
     const memory = rss.stop();
+    const wakeupSeen = await wakeup.stop();
     clearInterval(scraper);
     const windowMs = Date.now() - windowStart;
 
@@ -704,6 +714,14 @@ export async function measureSize(
         ),
       },
       ...(hops ? { hops } : {}),
+      ...(wakeupSeen
+        ? {
+            wakeup: {
+              timerLate: percentiles(wakeupSeen.timerLate),
+              redisRoundTrip: percentiles(wakeupSeen.redisRoundTrip),
+            },
+          }
+        : {}),
       events,
       deliveries: sink.deliveries,
       undici,

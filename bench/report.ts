@@ -554,6 +554,37 @@ function hopRows(
   return lines;
 }
 
+/** The machine's own latency beside fleetwatch's (bench/wakeup.ts), for the results that measured it. */
+function wakeupRows(
+  results: readonly SizeResult[],
+  sizeCell: (r: SizeResult) => string,
+  sizeHead: string,
+  sizeRule: string,
+): string[] {
+  const measured = results.filter((r) => r.wakeup !== undefined);
+  if (measured.length === 0) return [];
+  const ms = (value: number) =>
+    Number.isFinite(value) ? (value < 10 ? value.toFixed(1) : `${Math.round(value)}`) : '—';
+  const three = (p: { p50: number; p99: number; max: number }) =>
+    `${ms(p.p50)} / ${ms(p.p99)} / ${ms(p.max)}`;
+  const lines = [
+    '',
+    '### The machine’s own latency',
+    '',
+    'Over the same measured cycles, a process with nothing else to do wakes every 10 ms and makes one Redis round trip (`PING`, its own connection to the size’s Redis): how late its timer fired and how long the round trip took, p50 / p99 / max in ms, beside fleetwatch’s latency beyond the poll. An event crosses a dozen such wake-ups and round trips on its way to the receiver.',
+    '',
+    `| ${sizeHead} | idle timer late | Redis round trip | beyond the poll |`,
+    `|${sizeRule}|---|---|---|`,
+  ];
+  for (const r of measured) {
+    const w = r.wakeup!;
+    lines.push(
+      `| ${sizeCell(r)} | ${three(w.timerLate)} | ${three(w.redisRoundTrip)} | ${three(r.latency.beyondPoll)} |`,
+    );
+  }
+  return lines;
+}
+
 /** The fleet gauges as the window's scrapes saw them, for the results that measured it. */
 function scrapeRows(
   results: readonly SizeResult[],
@@ -678,6 +709,7 @@ export function renderBlock(
   lines.push(...threadRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...scrapeRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...hopRows(results, sizeCell, sizeHead, sizeRule));
+  lines.push(...wakeupRows(results, sizeCell, sizeHead, sizeRule));
   lines.push(...outageRows(results, sizeCell, sizeHead, sizeRule));
   lines.push('', '### Targets', '', ...targetRows(results, machine, idle, soak), BLOCK_END);
   return lines.join('\n');

@@ -213,7 +213,8 @@ export class FiringIncidents {
    * instead of reading thousands of records every second or two while events flow (the muting's
    * cache, mutes.ts), and the muting keeps its labelling as it is. A full read is made at least
    * every `FULL_READ_MS` all the same, in case something changed the hash without a revision (a
-   * replica of an older version during an upgrade).
+   * replica of an older version during an upgrade); when it finds every record as it was, it
+   * hands out the last reading's array too.
    *
    * A full read takes a page of fields per round trip (`hashPages`): one `HGETALL` of a large
    * fleet's record held Redis for up to 10 ms. A record written during the scan may be missed, and
@@ -225,28 +226,39 @@ export class FiringIncidents {
     const last = this.#reading;
     if (last && last.revision === revision && now < last.expires && Math.abs(now - last.at) < FULL_READ_MS)
       return last.records;
-    const raw = new Map<string, string>();
-    for await (const page of hashPages(this.#redis, this.keys.firing)) {
-      for (const [field, json] of page) raw.set(field, json);
-    }
     const out: IncidentRecord[] = [];
     const prune: string[] = [];
     const known = this.#decoded;
     const decoded = new Map<string, { json: string; record: IncidentRecord | undefined }>();
     let expires = Number.POSITIVE_INFINITY;
-    for (const [field, json] of raw) {
-      const last = known.get(field);
-      const record = last !== undefined && last.json === json ? last.record : decode(field, json);
-      decoded.set(field, { json, record });
-      if (record && (record.firing || now - record.at <= this.#keepResolvedMs)) {
-        out.push(record);
-        if (!record.firing) expires = Math.min(expires, record.at + this.#keepResolvedMs + 1);
-      } else prune.push(field, json);
+    // Whether every field came back with the JSON it had at the last reading.
+    let same = last !== undefined;
+    for await (const page of hashPages(this.#redis, this.keys.firing)) {
+      for (const [field, json] of page) {
+        // A scan may return a field twice.
+        if (decoded.has(field)) continue;
+        const before = known.get(field);
+        const reused = before !== undefined && before.json === json;
+        if (!reused) same = false;
+        const record = reused ? before.record : decode(field, json);
+        decoded.set(field, { json, record });
+        if (record && (record.firing || now - record.at <= this.#keepResolvedMs)) {
+          out.push(record);
+          if (!record.firing) expires = Math.min(expires, record.at + this.#keepResolvedMs + 1);
+        } else prune.push(field, json);
+      }
     }
     this.#decoded = decoded;
     // Pruning moves the revision: the next reading reads in full, and sees what it left.
     if (prune.length > 0) await runScript(this.#redis, PRUNE, this.#keys, [uniqueToken(), ...prune]);
-    this.#reading = { revision, records: out, expires, at: now };
-    return out;
+    // Every record as it was (the minute's full read, most of the time): the last reading's array
+    // again, so the muting keeps its labelling and indexes (mutes.ts) instead of rebuilding them
+    // for every incident of the fleet.
+    const records =
+      same && last && prune.length === 0 && decoded.size === known.size && out.length === last.records.length
+        ? last.records
+        : out;
+    this.#reading = { revision, records, expires, at: now };
+    return records;
   }
 }

@@ -18,6 +18,36 @@ describe('the incidents inhibition reads (Redis)', () => {
     expect(listed.map((record) => record.subject).sort()).toEqual([...subjects].sort());
   });
 
+  it('hands out the last reading again when a full read finds every record as it was', async () => {
+    const incidents = new FiringIncidents({ redis, prefix: `${prefix}-same` });
+    // More than one scan page, so the reading is put together over several round trips.
+    const subjects = Array.from({ length: 700 }, (_, i) => `robot/r-${i}`);
+    for (const subject of subjects)
+      await incidents.record(fleetEvent('robot.health.down', subject, { time: T0 }));
+    const first = await incidents.list(T0);
+    expect(first).toHaveLength(700);
+    // The minute's full read, nothing changed: the same array, so the muting rebuilds nothing.
+    expect(await incidents.list(T0 + FULL_READ_MS)).toBe(first);
+    // The revision moved (another replica's script) but no record did.
+    await redis.set(incidents.keys.firingRevision, 'moved');
+    expect(await incidents.list(T0 + FULL_READ_MS + SECOND)).toBe(first);
+    // One record changed: a new reading, in which the others are the same records.
+    await incidents.record(fleetEvent('robot.health.up', 'robot/r-7', { time: T0 + MINUTE }));
+    const changed = await incidents.list(T0 + FULL_READ_MS + 2 * SECOND);
+    expect(changed).not.toBe(first);
+    expect(changed).toHaveLength(700);
+    const before = new Map(first.map((record) => [record.subject, record]));
+    for (const record of changed) {
+      if (record.subject === 'robot/r-7') expect(record).toMatchObject({ firing: false, at: T0 + MINUTE });
+      else expect(record).toBe(before.get(record.subject));
+    }
+    // A record gone (written behind the revision's back) is a change too.
+    await redis.hdel(incidents.keys.firing, 'robot/r-8#health');
+    const fewer = await incidents.list(T0 + 2 * FULL_READ_MS + 2 * SECOND);
+    expect(fewer).not.toBe(changed);
+    expect(fewer.map((record) => record.subject)).not.toContain('robot/r-8');
+  });
+
   it('records firing and resolving events, keeps the later one whatever order they arrive in', async () => {
     const incidents = new FiringIncidents({ redis, prefix: `${prefix}-order` });
     const down = fleetEvent('robot.health.down', 'robot/r-1', { time: T0 });
