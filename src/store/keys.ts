@@ -242,7 +242,8 @@ export function storeKeys(prefix: string = DEFAULT_PREFIX, shards = 1): StoreKey
  * {p}:notify:subject:<subject>    set     group keys holding an open incident of that subject
  * {p}:silences                    hash    silence id → Silence JSON
  * {p}:notify:firing               hash    <subject>#<incident key> → the incident, firing or just resolved
- * {p}:notify:firing:rev           string  a new token at every change of the hash above
+ * {p}:notify:firing:rev           string  `<base>:<sequence>`, one more at every change of the hash above
+ * {p}:notify:firing:log           list    the fields each change changed (JSON array), the newest last
  * {p}:notify:muted                hash    event id → why it was kept out of notifications
  * {p}:notify:muted:order          zset    the same event ids by when (caps the hash)
  * ```
@@ -264,6 +265,8 @@ export interface NotifyKeys {
   readonly firing: string;
   /** Replaced at every change of `firing`: a reader that saw it unchanged need not read `firing`. */
   readonly firingRevision: string;
+  /** The fields each change of `firing` changed, the latest 1,000 changes: readers read only those. */
+  readonly firingLog: string;
   /** Why each muted event was kept out of notifications, and its capping order. */
   readonly muted: string;
   readonly mutedOrder: string;
@@ -281,6 +284,7 @@ export function notifyKeys(prefix: string = DEFAULT_PREFIX): NotifyKeys {
     silences: `${tag}:silences`,
     firing: `${tag}:notify:firing`,
     firingRevision: `${tag}:notify:firing:rev`,
+    firingLog: `${tag}:notify:firing:log`,
     muted: `${tag}:notify:muted`,
     mutedOrder: `${tag}:notify:muted:order`,
     group: (groupKey) => groupKeyOf(tag, groupKey),

@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { FiringIncidents, FULL_READ_MS } from '../../../src/notifiers/muting/firing-incidents.js';
+import {
+  CHANGE_LOG_ENTRIES,
+  CHANGED_FIELDS_MAX,
+  FiringIncidents,
+  FULL_READ_MS,
+} from '../../../src/notifiers/muting/firing-incidents.js';
 import { MuteMarks } from '../../../src/notifiers/muting/mute-marks.js';
 import { suiteConnection } from '../../support/redis.js';
 import { fleetEvent, MINUTE, SECOND, T0 } from '../routing/helpers.js';
@@ -26,7 +31,7 @@ describe('the incidents inhibition reads (Redis)', () => {
       await incidents.record(fleetEvent('robot.health.down', subject, { time: T0 }));
     const first = await incidents.list(T0);
     expect(first).toHaveLength(700);
-    // The minute's full read, nothing changed: the same array, so the muting rebuilds nothing.
+    // The periodic full read, nothing changed: the same array, so the muting rebuilds nothing.
     expect(await incidents.list(T0 + FULL_READ_MS)).toBe(first);
     // The revision moved (another replica's script) but no record did.
     await redis.set(incidents.keys.firingRevision, 'moved');
@@ -46,6 +51,123 @@ describe('the incidents inhibition reads (Redis)', () => {
     const fewer = await incidents.list(T0 + 2 * FULL_READ_MS + 2 * SECOND);
     expect(fewer).not.toBe(changed);
     expect(fewer.map((record) => record.subject)).not.toContain('robot/r-8');
+  });
+
+  describe('reading only what changed', () => {
+    const stored = (time: number) =>
+      JSON.stringify({ t: time, f: 1, type: 'robot.health.down', sev: 'critical', since: time });
+    /** Written behind the revision's back: only a full read of the hash sees it. */
+    const behindTheBack = (incidents: FiringIncidents, subject: string) =>
+      redis.hset(incidents.keys.firing, `${subject}#health`, stored(T0));
+
+    it('takes the changed fields from the log, not the whole hash', async () => {
+      const incidents = new FiringIncidents({ redis, prefix: `${prefix}-log`, keepResolvedMs: 10 * MINUTE });
+      const other = new FiringIncidents({ redis, prefix: `${prefix}-log` });
+      for (let i = 0; i < 600; i += 1)
+        await incidents.record(fleetEvent('robot.health.down', `robot/r-${i}`, { time: T0 }));
+      const first = await incidents.list(T0);
+      await other.list(T0);
+      expect(await redis.get(incidents.keys.firingRevision)).toMatch(/:600$/);
+      await behindTheBack(incidents, 'robot/hidden');
+      await incidents.record(fleetEvent('robot.health.up', 'robot/r-7', { time: T0 + SECOND }));
+      await incidents.record(fleetEvent('robot.removed', 'robot/r-8', { time: T0 + SECOND }));
+      const second = await incidents.list(T0 + 2 * SECOND);
+      // Only the logged fields were read: the one written behind the back is not there yet.
+      expect(second.map((record) => record.subject)).not.toContain('robot/hidden');
+      expect(second).toHaveLength(600);
+      const before = new Map(first.map((record) => [record.subject, record]));
+      for (const record of second) {
+        if (record.subject === 'robot/r-7' || record.subject === 'robot/r-8')
+          expect(record).toMatchObject({ firing: false, at: T0 + SECOND });
+        else expect(record).toBe(before.get(record.subject));
+      }
+      // The periodic full read sees it.
+      const full = await incidents.list(T0 + 10 * MINUTE);
+      expect(full.map((record) => record.subject)).toContain('robot/hidden');
+      await other.list(T0 + 10 * MINUTE);
+      // The two resolved records age out: pruned, and a reader that keeps them longer follows the
+      // deletions through the log.
+      const aged = await incidents.list(T0 + 10 * MINUTE + 2 * SECOND);
+      expect(aged.map((record) => record.subject)).not.toContain('robot/r-7');
+      expect(await redis.hexists(incidents.keys.firing, 'robot/r-7#health')).toBe(0);
+      const followed = await other.list(T0 + 10 * MINUTE + 3 * SECOND);
+      expect(followed.map((record) => record.subject)).not.toContain('robot/r-8');
+      expect(followed).toHaveLength(599);
+    });
+
+    it('reads in full when the log no longer reaches back to the reading', async () => {
+      const incidents = new FiringIncidents({ redis, prefix: `${prefix}-trimmed` });
+      await incidents.record(fleetEvent('robot.health.down', 'robot/r-0', { time: T0 }));
+      await incidents.list(T0);
+      await behindTheBack(incidents, 'robot/hidden');
+      // One change more than the log keeps: the reading's successor is trimmed away.
+      for (let i = 1; i <= CHANGE_LOG_ENTRIES + 1; i += 1)
+        await incidents.record(fleetEvent('robot.health.down', `robot/r-${i}`, { time: T0 }));
+      expect(await redis.llen(incidents.keys.firingLog)).toBe(CHANGE_LOG_ENTRIES);
+      const listed = await incidents.list(T0 + SECOND);
+      expect(listed).toHaveLength(CHANGE_LOG_ENTRIES + 3);
+      expect(listed.map((record) => record.subject)).toContain('robot/hidden');
+    });
+
+    it('reads in full when more fields changed than one read takes', async () => {
+      const incidents = new FiringIncidents({ redis, prefix: `${prefix}-many-fields` });
+      await incidents.record(fleetEvent('robot.health.down', 'robot/r-0', { time: T0 }));
+      await incidents.list(T0);
+      await behindTheBack(incidents, 'robot/hidden');
+      // Records resolved long ago, which another reader prunes all in one change.
+      const resolved = JSON.stringify({ t: T0, f: 0, type: 'robot.health.down', sev: 'critical', since: T0 });
+      await redis.hset(
+        incidents.keys.firing,
+        Object.fromEntries(
+          Array.from({ length: CHANGED_FIELDS_MAX + 1 }, (_, i) => [`robot/p-${i}#health`, resolved]),
+        ),
+      );
+      const pruning = new FiringIncidents({ redis, prefix: `${prefix}-many-fields`, keepResolvedMs: 1 });
+      await pruning.list(T0 + MINUTE);
+      expect(await redis.hlen(incidents.keys.firing)).toBe(2);
+      const listed = await incidents.list(T0 + 2 * SECOND);
+      expect(listed.map((record) => record.subject).sort()).toEqual(['robot/hidden', 'robot/r-0']);
+    });
+
+    it('starts a new sequence after a revision an older version wrote, and readers read in full', async () => {
+      const incidents = new FiringIncidents({ redis, prefix: `${prefix}-older` });
+      await incidents.record(fleetEvent('robot.health.down', 'robot/r-0', { time: T0 }));
+      await incidents.list(T0);
+      // An older version replaced the revision with a token of its own.
+      await behindTheBack(incidents, 'robot/hidden');
+      await redis.set(incidents.keys.firingRevision, 'olderVersionToken1');
+      const listed = await incidents.list(T0 + SECOND);
+      expect(listed.map((record) => record.subject).sort()).toEqual(['robot/hidden', 'robot/r-0']);
+      // The next change starts a sequence of its own, and readings follow it from the log again.
+      await incidents.record(fleetEvent('robot.health.down', 'robot/r-1', { time: T0 }));
+      expect(await redis.get(incidents.keys.firingRevision)).toMatch(/^(?!olderVersionToken1).+:1$/);
+      expect(await redis.lrange(incidents.keys.firingLog, 0, -1)).toEqual(['["robot\\/r-1#health"]']);
+      // Read in full once more (its reading is of the older sequence), then from the log.
+      expect(await incidents.list(T0 + 2 * SECOND)).toHaveLength(3);
+      await behindTheBack(incidents, 'robot/hidden-2');
+      await incidents.record(fleetEvent('robot.health.down', 'robot/r-2', { time: T0 }));
+      const next = await incidents.list(T0 + 3 * SECOND);
+      expect(next.map((record) => record.subject).sort()).toEqual([
+        'robot/hidden',
+        'robot/r-0',
+        'robot/r-1',
+        'robot/r-2',
+      ]);
+    });
+
+    it('applies readings one at a time, in the order asked', async () => {
+      const incidents = new FiringIncidents({ redis, prefix: `${prefix}-serial` });
+      await incidents.record(fleetEvent('robot.health.down', 'robot/r-0', { time: T0 }));
+      await incidents.list(T0);
+      const readings = [];
+      for (let i = 1; i <= 5; i += 1) {
+        await incidents.record(fleetEvent('robot.health.down', `robot/r-${i}`, { time: T0 }));
+        readings.push(incidents.list(T0 + i * SECOND));
+      }
+      const lengths = (await Promise.all(readings)).map((records) => records.length);
+      expect(lengths).toEqual([...lengths].sort((a, b) => a - b));
+      expect(lengths.at(-1)).toBe(6);
+    });
   });
 
   it('records firing and resolving events, keeps the later one whatever order they arrive in', async () => {
@@ -103,7 +225,7 @@ describe('the incidents inhibition reads (Redis)', () => {
     expect(await redis.hexists(incidents.keys.firing, 'robot/r-1#health')).toBe(0);
   });
 
-  it('reads the hash again only when its revision moved, a resolved record aged out, or a minute passed', async () => {
+  it('reads the hash again only when its revision moved, a resolved record aged out, or ten minutes passed', async () => {
     const incidents = new FiringIncidents({
       redis,
       prefix: `${prefix}-revision`,
@@ -131,7 +253,7 @@ describe('the incidents inhibition reads (Redis)', () => {
     const aged = await incidents.list(T0 + 3 * SECOND + 10 * MINUTE + 1);
     expect(aged.map((record) => record.subject)).toEqual(['robot/r-1']);
     expect(await redis.hexists(incidents.keys.firing, 'robot/r-2#health')).toBe(0);
-    // Written behind the revision's back (not by these scripts): seen within a minute.
+    // Written behind the revision's back (not by these scripts): seen at the next full read.
     const now = T0 + 11 * MINUTE;
     const settled = await incidents.list(now);
     await redis.hset(
