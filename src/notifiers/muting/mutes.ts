@@ -359,8 +359,8 @@ export class Mutes {
       this.#silences?.list({ now }) ?? [],
       this.#inhibition?.incidents.list(now) ?? [],
     ]);
-    // The last reading again when the incidents did not change (the same array); else labelled
-    // from the last reading's incidents where they are the same records.
+    // The last reading again when the incidents did not change (the same array); else the last
+    // reading's index brought up to date by the records that came and went.
     const previous = this.#cached?.inhibition;
     const options = this.#inhibition;
     const inhibition = !options

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseProblems } from '../../../src/lib/issues.js';
 import { notificationsConfigSchema } from '../../../src/notifiers/config.js';
@@ -169,6 +170,69 @@ describe('inhibition semantics', () => {
     const last = new Inhibition(rules, tagsFor, [critical], next);
     expect(last.recorded(rules[0]!, 'vehicle/gw', 'vpn')).toBeUndefined();
     expect(last.check(unreachable('v-9'), now)?.source?.subject).toBe('vehicle/other');
+  });
+
+  it('brought up to date reading by reading, answers as one built from the reading alone', () => {
+    const tagsFor = compileEntityTags([{ match: 'vehicle/n-*', tags: { site: 'north' } }]);
+    const rules = compileInhibitRules([
+      ...BUILTIN_INHIBIT_RULES,
+      {
+        name: 'site-gateway',
+        source_matchers: { type: 'vehicle.vpn.disconnected', subject: 'vehicle/*-gw' },
+        target_matchers: { type: 'vehicle.*' },
+        equal: ['site'],
+      },
+    ]);
+    const subjects = ['vehicle/n-gw', 'vehicle/s-gw', 'vehicle/n-1', 'vehicle/v-1', 'vehicle/v-2'];
+    // A reading: per incident, absent or one of its records (firing, or resolved at some time).
+    const pool = [
+      ...subjects.map((subject) => ({ subject, key: 'vpn', type: 'vehicle.vpn.disconnected' })),
+      { subject: 'upstream/fleet', key: 'upstream', type: 'monitor.upstream.degraded' },
+    ];
+    const records = pool.map((at) =>
+      [true, false].flatMap((firing) =>
+        [T0, T0 + 2 * MINUTE].map((time) => incident(at.subject, at.key, at.type, { firing, at: time })),
+      ),
+    );
+    const reading = fc
+      .array(fc.option(fc.nat({ max: 3 }), { nil: undefined }), {
+        minLength: pool.length,
+        maxLength: pool.length,
+      })
+      .chain((picks) =>
+        fc
+          .shuffledSubarray(
+            picks.flatMap((pick, i) => (pick === undefined ? [] : [records[i]![pick]!])),
+            { minLength: 0 },
+          )
+          .map((shown) => shown),
+      );
+    const events = subjects.flatMap((subject) => [
+      fleetEvent('vehicle.unreachable', subject, { time: T0 + MINUTE }),
+      fleetEvent('vehicle.power.report.stale', subject, { time: T0 + 3 * MINUTE }),
+      fleetEvent('vehicle.vpn.connected', subject, { time: T0 + MINUTE }),
+    ]);
+    fc.assert(
+      fc.property(fc.array(reading, { minLength: 1, maxLength: 6 }), (readings) => {
+        let kept: Inhibition | undefined;
+        for (const incidents of readings) {
+          // A record read again is the same object; drawing one twice in a row shows that case.
+          kept = new Inhibition(rules, tagsFor, incidents, kept);
+          const fresh = new Inhibition(rules, tagsFor, incidents);
+          for (const event of events) {
+            for (const covering of [false, true]) {
+              expect(kept.check(event, { covering })?.by).toBe(fresh.check(event, { covering })?.by);
+            }
+          }
+          for (const rule of rules) {
+            for (const at of pool) {
+              expect(kept.recorded(rule, at.subject, at.key)).toBe(fresh.recorded(rule, at.subject, at.key));
+            }
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('finds the candidate sources of the wait: the literal subjects, or the target’s own', () => {
