@@ -290,6 +290,13 @@ function current(
 
 const NONE: ReadonlySet<string> = new Set();
 
+/** Whether two lists hold the same items in the same order. */
+function sameItems(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i += 1) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** The ids of `kind` in `changes`; undefined (read everything) when `changes` is. */
 function changedOf(
   changes: ReadonlyMap<string, ReadonlySet<string>> | undefined,
@@ -501,7 +508,11 @@ export class FleetReadModel {
       const records = await this.#store.read(stale.flatMap((kind) => membershipRefs(kind, shards)));
       stale.forEach((kind, i) => {
         const targets = readMembership(mergeMemberships(records.slice(i * shards, (i + 1) * shards))).targets;
-        lists.set(kind, decoded(stamps, kinds.indexOf(kind) * shards, shards, targets));
+        // A list that changed in other ways (a VPN link, an address) keeps the same targets: the
+        // same array, so the gauge views follow on from the last reading (`#following`).
+        const before = lists.get(kind)?.view;
+        const view = before && sameItems(before, targets) ? before : targets;
+        lists.set(kind, decoded(stamps, kinds.indexOf(kind) * shards, shards, view));
       });
     }
     reused.set('targets', lists);

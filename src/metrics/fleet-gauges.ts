@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Counter, Gauge } from 'prom-client';
 import {
   COMMAND_STATUSES,
+  type EntityGauges,
   type FleetReading,
   FleetReadModel,
   type FleetStore,
@@ -16,6 +17,7 @@ import { upstreamRef } from '../pollers/upstream-windows.js';
 import type { SnapshotRef } from '../store/snapshot-store.js';
 import { UPSTREAM_NAMES, type UpstreamName } from '../upstream/names.js';
 import { ScrapedGauges } from './cache.js';
+import { Tally } from './tally.js';
 
 /**
  * The fleet gauges, filled at scrape time (each gauge's `collect`) from one cached `FleetReading`
@@ -90,6 +92,10 @@ export interface FleetGaugesOptions {
 
 export class FleetGauges extends ScrapedGauges<FleetGaugeReading> {
   readonly #options: FleetGaugesOptions;
+  readonly #vpn = new Tally<EntityGauges<'vehicle'>>(VPN_STATUSES, (vehicle) => vehicle.vpn);
+  readonly #power = new Tally<EntityGauges<'vehicle'>>(POWER_LABELS, (vehicle) => vehicle.power);
+  readonly #commands = new Tally<EntityGauges<'vehicle'>>(COMMAND_STATUSES, (vehicle) => vehicle.command);
+  readonly #health = new Tally<EntityGauges<'robot'>>(HEALTH_STATUSES, (robot) => robot.health);
 
   constructor(options: FleetGaugesOptions) {
     super({
@@ -123,22 +129,12 @@ export class FleetGauges extends ScrapedGauges<FleetGaugeReading> {
     const { gauges } = this.#options;
     for (const [upstream, is] of degraded) gauges.upstreamDegraded.set({ upstream }, is ? 1 : 0);
     for (const [poller, is] of behind) gauges.pollerBehind.set({ poller }, is ? 1 : 0);
-    const vpn = new Map(VPN_STATUSES.map((status) => [status, 0]));
-    const power = new Map(POWER_LABELS.map((label) => [label, 0]));
-    const commands = new Map(COMMAND_STATUSES.map((status) => [status, 0]));
-    const health = new Map(HEALTH_STATUSES.map((status) => [status, 0]));
-    for (const vehicle of reading.vehicles) {
-      if (vehicle.vpn) vpn.set(vehicle.vpn, (vpn.get(vehicle.vpn) ?? 0) + 1);
-      power.set(vehicle.power, (power.get(vehicle.power) ?? 0) + 1);
-      if (vehicle.command) commands.set(vehicle.command, (commands.get(vehicle.command) ?? 0) + 1);
-    }
-    for (const robot of reading.robots) {
-      if (robot.health) health.set(robot.health, (health.get(robot.health) ?? 0) + 1);
-    }
-    for (const [label, count] of vpn) gauges.vehicles.set({ vpn: label }, count);
-    for (const [label, count] of power) gauges.vehiclesByPower.set({ state: label }, count);
-    for (const [label, count] of commands) gauges.powerCommands.set({ status: label }, count);
-    for (const [label, count] of health) gauges.robots.set({ health: label }, count);
+    for (const tally of [this.#vpn, this.#power, this.#commands]) tally.update(reading.vehicles);
+    this.#health.update(reading.robots);
+    for (const [label, count] of this.#vpn.counts) gauges.vehicles.set({ vpn: label }, count);
+    for (const [label, count] of this.#power.counts) gauges.vehiclesByPower.set({ state: label }, count);
+    for (const [label, count] of this.#commands.counts) gauges.powerCommands.set({ status: label }, count);
+    for (const [label, count] of this.#health.counts) gauges.robots.set({ health: label }, count);
     gauges.readDuration.set(reading.durationMs / 1000);
     gauges.readTimestamp.set(Math.floor(reading.at / 1000));
 

@@ -69,4 +69,17 @@ describe('the fleet reading for the gauges', () => {
     expect(again.length).toBeGreaterThan(0);
     expect(again.every((read) => read.startsWith('V-2/'))).toBe(true);
   });
+
+  it('follows on from the last reading when the list changed but its vehicles did not', async () => {
+    const store = fleet(['V-1', 'V-2', 'V-3']);
+    const model = new FleetReadModel(store, { reuse: true });
+    const first = await model.readFleet();
+    const reads = store.fullReads.length;
+    // The list snapshot committed again (a VPN link, an address), the same vehicles in it.
+    store.list(['V-1', 'V-2', 'V-3']);
+    const next = await model.readFleet();
+    expect(store.fullReads).toHaveLength(reads);
+    // The same views, not the same ones copied: the gauges' totals count only what changed.
+    expect(next.vehicles).toBe(first.vehicles);
+  });
 });
