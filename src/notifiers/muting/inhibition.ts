@@ -156,7 +156,10 @@ class SourceIndex {
     this.bySubject = Array.from({ length: rules }, () => new Map());
   }
 
-  /** Makes the index hold exactly `incidents`; `label` labels a record it has not seen. */
+  /**
+   * Makes the index hold exactly `incidents` (each record once, as `FiringIncidents` hands them
+   * out); `label` labels a record it has not seen.
+   */
   update(incidents: readonly IncidentRecord[], label: (record: IncidentRecord) => Labelled): void {
     const update = ++this.#updates;
     const added: IncidentRecord[] = [];
@@ -170,7 +173,6 @@ class SourceIndex {
       for (const entry of this.#labelled.values()) if (entry.seen !== update) this.#remove(entry);
     }
     for (const record of added) {
-      if (this.#labelled.has(record)) continue;
       const entry = label(record);
       entry.seen = update;
       this.#add(entry);
