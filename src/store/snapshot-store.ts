@@ -210,32 +210,21 @@ export const SCRIPT_BATCH = 500;
 
 /**
  * HMGET of the fields (ARGV[2] on) for each key packed in ARGV[1] (scripts.ts `packLines`;
- * KEYS[1]: one of them, for their slot). Answers with two strings: which values are there, a
- * `1` or `0` per field and key in order, and the values there, one per line (none holds a line
- * break: JSON text, times and numbers). Two strings instead of a value each: ioredis decodes every
- * element of a reply on its own, a job's read 1,200 of them.
+ * KEYS[1]: one of them, for their slot); one flat reply, one value per field and key.
  */
 const READ_LUA = `${LINES_LUA}
 local fields = { unpack(ARGV, 2) }
 local width = #fields
-local held = {}
-local values = {}
-local h, n = 0, 0
+local out = {}
+local n = 0
 for key in lines(ARGV[1]) do
-  local got = redis.call('HMGET', key, unpack(fields))
+  local values = redis.call('HMGET', key, unpack(fields))
   for j = 1, width do
-    local value = got[j]
-    h = h + 1
-    if value then
-      held[h] = '1'
-      n = n + 1
-      values[n] = value
-    else
-      held[h] = '0'
-    end
+    n = n + 1
+    out[n] = values[j]
   end
 end
-return { table.concat(held), table.concat(values, '\\n') }
+return out
 `;
 
 /**
@@ -256,9 +245,6 @@ for key in next_line do
 end
 return n
 `;
-
-/** `1`: a value the read's reply says is there. */
-const ONE = 0x31;
 
 export const READ_SCRIPT: LuaScript = { name: 'fleetwatchSnapshotRead', lua: READ_LUA };
 export const TOUCH_SCRIPT: LuaScript = { name: 'fleetwatchSnapshotTouch', lua: TOUCH_LUA };
@@ -447,21 +433,10 @@ export class SnapshotStore {
       const call = calls[i] as ShardGroup<SnapshotRef>;
       const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];
       if (error) throw error;
-      const [held, text] = reply as [string, string];
-      // No value held: the text is empty, and not one empty value.
-      const values = held.includes('1') ? text.split('\n') : [];
-      if (held.length !== call.items.length * width)
-        throw new Error('snapshot read: a reply of another size');
-      let next = 0;
+      const values = reply as Array<string | null>;
       for (let k = 0; k < call.items.length; k += 1) {
-        for (let f = 0; f < width; f += 1) {
-          const there = held.charCodeAt(k * width + f) === ONE;
-          byField[slots[f] as number] = there ? ((values[next++] as string | undefined) ?? null) : null;
-        }
+        for (let f = 0; f < width; f += 1) byField[slots[f] as number] = values[k * width + f] ?? null;
         records[call.positions[k] as number] = this.#decode(call.items[k] as SnapshotRef, byField);
-      }
-      if (next !== values.length) {
-        throw new Error(`snapshot read: ${values.length} values for ${next} fields (one holds a line break)`);
       }
     }
     return records;
