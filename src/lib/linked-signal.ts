@@ -1,3 +1,5 @@
+import { onAbort } from './abort-fanout.js';
+
 /** A signal for one operation, aborted by any of its sources or by `abort`; `release` when done. */
 export interface LinkedSignal {
   readonly signal: AbortSignal;
@@ -13,17 +15,15 @@ export interface LinkedSignal {
  * Not `AbortSignal.any`: Node 20 keeps a reference to every signal made by it in each of its
  * sources (a `WeakRef` in a set nothing empties, about 56 bytes each) for as long as the source
  * lives. Made per delivery from a delivery worker's stop signal, or per API request from the
- * server's, that grew the heap by a few MB an hour (BENCHMARKS.md, *Soak*). Here each source gets
- * one listener, which `release` takes off again.
- *
- * A source may have more listeners than EventTarget's warning threshold at once (one per
- * operation under way): its owner raises the limit (`setMaxListeners(0, signal)`).
+ * server's, that grew the heap by a few MB an hour (BENCHMARKS.md, *Soak*). Here each source is
+ * followed through `onAbort` (one listener per source however many operations follow it), and
+ * `release` unlinks them.
  */
 export function linkedSignal(sources: ReadonlyArray<AbortSignal | undefined>): LinkedSignal {
   const controller = new AbortController();
-  const followed: Array<[AbortSignal, () => void]> = [];
+  const followed: Array<() => void> = [];
   const release = (): void => {
-    for (const [source, listener] of followed) source.removeEventListener('abort', listener);
+    for (const unlink of followed) unlink();
     followed.length = 0;
   };
   for (const source of sources) {
@@ -33,12 +33,12 @@ export function linkedSignal(sources: ReadonlyArray<AbortSignal | undefined>): L
       release();
       break;
     }
-    const listener = (): void => {
-      controller.abort(source.reason);
-      release();
-    };
-    source.addEventListener('abort', listener, { once: true });
-    followed.push([source, listener]);
+    followed.push(
+      onAbort(source, (reason) => {
+        controller.abort(reason);
+        release();
+      }),
+    );
   }
   return {
     signal: controller.signal,

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { Agent, type Dispatcher } from 'undici';
+import { onAbort } from '../lib/abort-fanout.js';
 import type { Exchange } from '../lib/http-answer.js';
 import { formatSize } from '../lib/size.js';
 import { VERSION } from '../version.js';
@@ -72,40 +73,6 @@ export interface HttpClientOptions {
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 export const USER_AGENT = `fleetwatch/${VERSION}`;
-
-/** Aborts of the requests in flight, per caller signal: one listener per signal, not one per request. */
-const linked = new WeakMap<AbortSignal, Set<(reason: unknown) => void>>();
-
-/**
- * Calls `abort` when `signal` aborts (at once if it already has); returns the unlink. A
- * long-lived signal (the daemon's shutdown) guards thousands of requests a minute: a listener
- * each would pile up on it.
- */
-function linkAbort(signal: AbortSignal, abort: (reason: unknown) => void): () => void {
-  if (signal.aborted) {
-    abort(signal.reason);
-    return () => {};
-  }
-  let aborts = linked.get(signal);
-  if (!aborts) {
-    const set = new Set<(reason: unknown) => void>();
-    aborts = set;
-    linked.set(signal, set);
-    signal.addEventListener(
-      'abort',
-      () => {
-        for (const each of set) each(signal.reason);
-        set.clear();
-      },
-      { once: true },
-    );
-  }
-  aborts.add(abort);
-  const set = aborts;
-  return () => {
-    set.delete(abort);
-  };
-}
 
 /**
  * `url` as undici's dispatcher takes it: the origin (normalised by `URL`, once per distinct one)
@@ -289,7 +256,7 @@ export class HttpClient {
       timedOut = true;
       exchange.abort(new Error('request deadline exceeded'));
     }, timeoutMs);
-    const unlink = request.signal ? linkAbort(request.signal, (reason) => exchange.abort(reason)) : undefined;
+    const unlink = request.signal ? onAbort(request.signal, (reason) => exchange.abort(reason)) : undefined;
     try {
       const response = await exchange.run(this.#agent, {
         origin,

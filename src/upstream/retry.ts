@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { onAbort } from '../lib/abort-fanout.js';
 import type { HttpLimits } from './config.js';
 import { type ErrorContext, UpstreamError } from './errors.js';
 
@@ -38,15 +39,17 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason);
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
     const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
+      unlink?.();
       resolve();
     }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+    // Through the fan-out (abort-fanout.ts): in an outage many calls wait out a back-off at once.
+    const unlink = signal
+      ? onAbort(signal, (reason) => {
+          clearTimeout(timer);
+          reject(reason);
+        })
+      : undefined;
   });
 }
 

@@ -1,3 +1,5 @@
+import { onAbort } from '../lib/abort-fanout.js';
+
 /** A counting semaphore with a FIFO queue; waiting can be cancelled with an AbortSignal. */
 export class Semaphore {
   readonly #max: number;
@@ -29,16 +31,18 @@ export class Semaphore {
     return new Promise((resolve, reject) => {
       const waiter = {
         grant: () => {
-          signal?.removeEventListener('abort', onAbort);
+          unlink?.();
           resolve(this.#releaser());
         },
       };
-      const onAbort = () => {
-        const index = this.#waiters.indexOf(waiter);
-        if (index >= 0) this.#waiters.splice(index, 1);
-        reject(signal?.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // One listener on the signal for every waiter (abort-fanout.ts): a poll job queues hundreds.
+      const unlink = signal
+        ? onAbort(signal, (reason) => {
+            const index = this.#waiters.indexOf(waiter);
+            if (index >= 0) this.#waiters.splice(index, 1);
+            reject(reason);
+          })
+        : undefined;
       this.#waiters.push(waiter);
     });
   }
