@@ -1,7 +1,7 @@
 import type { RedisClient } from '../lib/redis-connection.js';
 import { byShard, keysOf, pipelineByShard } from './by-shard.js';
 import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
-import { defineScript, LINES_LUA, type LuaScript, queuePacked } from './scripts.js';
+import { defineScript, LINES_LUA, type LuaScript, packLines, queueScript } from './scripts.js';
 
 /**
  * Poll leases: `{p}:lease:poll:<kind>:<id>:<scope>` holds the owner token with a PX ttl. A poll
@@ -17,24 +17,24 @@ export interface LeaseRef {
   scope: string;
 }
 
-// Each script takes the batch's keys packed in its first argument (scripts.ts `queuePacked`) and
-// one of them as KEYS[1]; a batch is one shard's keys. Acquire and extend answer with the positions
+// Each script takes the batch's keys packed in its last argument (scripts.ts `packLines`) and one
+// of them as KEYS[1]; a batch is one shard's keys. Acquire and extend answer with the positions
 // they missed, so that the usual answer (every lease taken) is an empty list.
 
-/** SET NX PX per key; returns the 1-based positions of the keys not acquired. ARGV: keys, owner, ttl ms. */
+/** SET NX PX per key; returns the 1-based positions of the keys not acquired. ARGV: owner, ttl ms, keys. */
 const ACQUIRE_LUA = `${LINES_LUA}local missed = {}
 local i = 0
-for key in lines(ARGV[1]) do
+for key in lines(ARGV[3]) do
   i = i + 1
-  if not redis.call('SET', key, ARGV[2], 'NX', 'PX', ARGV[3]) then missed[#missed + 1] = i end
+  if not redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[2]) then missed[#missed + 1] = i end
 end
 return missed
 `;
 
-/** Deletes only keys whose value is still the owner; returns how many. ARGV: keys, owner. */
+/** Deletes only keys whose value is still the owner; returns how many. ARGV: owner, keys. */
 const RELEASE_LUA = `${LINES_LUA}local released = 0
-for key in lines(ARGV[1]) do
-  if redis.call('GET', key) == ARGV[2] then
+for key in lines(ARGV[2]) do
+  if redis.call('GET', key) == ARGV[1] then
     redis.call('DEL', key)
     released = released + 1
   end
@@ -42,13 +42,13 @@ end
 return released
 `;
 
-/** Re-arms the ttl of keys still owned; returns the 1-based positions not extended. ARGV: keys, owner, ttl ms. */
+/** Re-arms the ttl of keys still owned; returns the 1-based positions not extended. ARGV: owner, ttl ms, keys. */
 const EXTEND_LUA = `${LINES_LUA}local missed = {}
 local i = 0
-for key in lines(ARGV[1]) do
+for key in lines(ARGV[3]) do
   i = i + 1
-  if redis.call('GET', key) == ARGV[2] then
-    redis.call('PEXPIRE', key, ARGV[3])
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('PEXPIRE', key, ARGV[2])
   else
     missed[#missed + 1] = i
   end
@@ -149,7 +149,8 @@ export class PollLeases {
       groups,
       (group) => group.shard,
       (pipeline, group) => {
-        queuePacked(pipeline, script, keysOf(group.items, this.#keyOf), args);
+        const keys = keysOf(group.items, this.#keyOf);
+        queueScript(pipeline, script, [keys[0] as string], [...args, packLines(keys)]);
       },
     );
     return groups.map((group, i) => {

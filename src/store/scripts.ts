@@ -100,17 +100,3 @@ export function queueScript(
 ): void {
   lookup<unknown>(pipeline, script.name).call(pipeline, scriptArguments(script, keys, args));
 }
-
-/**
- * Queues a script that takes its lines packed (`packLines`) as ARGV[1], then `args`. The first
- * line must be a key of the batch's slot: it is declared as KEYS[1] so that a Cluster routes the
- * call there. Every per-job script (the poll leases, the read, the touch) is queued through here.
- */
-export function queuePacked(
-  pipeline: ChainableCommander,
-  script: LuaScript,
-  lines: readonly string[],
-  args: readonly ScriptArg[] = [],
-): void {
-  queueScript(pipeline, script, [lines[0] as string], [packLines(lines), ...args]);
-}

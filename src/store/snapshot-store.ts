@@ -16,7 +16,7 @@ import {
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, homeSubject, incidentOps } from './incidents.js';
 import { type ShardKeys, type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
-import { defineScript, LINES_LUA, type LuaScript, queuePacked, queueScript, runScript } from './scripts.js';
+import { defineScript, LINES_LUA, type LuaScript, packLines, queueScript, runScript } from './scripts.js';
 
 /**
  * Which snapshot: one facet (`power`, `link`, `health`, ...) of one entity, or a list-level one
@@ -209,7 +209,7 @@ const DECODED_FIELDS = [...READ_FIELDS, SNAPSHOT_FIELDS.observedAtMs] as const;
 export const SCRIPT_BATCH = 500;
 
 /**
- * HMGET of the fields (ARGV[2] on) for each key packed in ARGV[1] (scripts.ts `queuePacked`;
+ * HMGET of the fields (ARGV[2] on) for each key packed in ARGV[1] (scripts.ts `packLines`;
  * KEYS[1]: one of them, for their slot); one flat reply, one value per field and key.
  */
 const READ_LUA = `${LINES_LUA}
@@ -228,7 +228,7 @@ return out
 `;
 
 /**
- * ARGV[1]: four lines per snapshot (scripts.ts `queuePacked`): its key, the poll time (always set),
+ * ARGV[1]: four lines per snapshot (scripts.ts `packLines`): its key, the poll time (always set),
  * the last-seen time ('' leaves it) and the error ('' leaves it, '-' clears it, else its JSON,
  * which holds no line break). KEYS[1]: one of the keys, for their slot. Returns how many.
  */
@@ -324,7 +324,7 @@ export class SnapshotStore {
       lines[4 * i + 2] = item.lastSeenAt ?? '';
       lines[4 * i + 3] = item.lastError === null ? '-' : item.lastError ? JSON.stringify(item.lastError) : '';
     }
-    queuePacked(pipeline, TOUCH_SCRIPT, lines);
+    queueScript(pipeline, TOUCH_SCRIPT, [lines[0] as string], [packLines(lines)]);
   };
 
   /**
@@ -420,7 +420,8 @@ export class SnapshotStore {
       calls,
       (call) => call.shard,
       (pipeline, call) => {
-        queuePacked(pipeline, READ_SCRIPT, keysOf(call.items, this.#keyOfRef), fields);
+        const keys = keysOf(call.items, this.#keyOfRef);
+        queueScript(pipeline, READ_SCRIPT, [keys[0] as string], [packLines(keys), ...fields]);
       },
     );
     const records: SnapshotRecord[] = new Array(refs.length);
