@@ -18,10 +18,9 @@ type ScriptArg = string | number;
 
 /**
  * Many values as one script argument, each on a line of its own (ended by a line break). A script
- * run per poll job (the poll leases, the read, the touch) takes its keys this way instead of as
- * KEYS: ioredis encodes every argument on its own, and one argument instead of a job's 200 keys
- * took a third off the client's CPU of those calls (BENCHMARKS.md, *What changed for the
- * targets*). The script still
+ * run per poll job (the poll leases, the touch) takes its keys this way instead of as KEYS: ioredis
+ * encodes every argument on its own, and one argument instead of a job's 200 keys halved the
+ * client's CPU of such a call (BENCHMARKS.md, *What changed for the targets*). The script still
  * declares one key of the batch as KEYS[1], so that a Cluster sends it to the batch's slot; every
  * packed key must share that slot (one shard, one hash tag: by-shard.ts), which Redis then lets
  * the script reach. No key holds a line break: the tag is checked and every segment
