@@ -1,7 +1,7 @@
 import type { RedisClient } from '../lib/redis-connection.js';
 import { byShard, keysOf, pipelineByShard } from './by-shard.js';
 import { type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
-import { defineScript, LINES_LUA, type LuaScript, packLines, queueScript } from './scripts.js';
+import { defineScript, type LuaScript, queueScript } from './scripts.js';
 
 /**
  * Poll leases: `{p}:lease:poll:<kind>:<id>:<scope>` holds the owner token with a PX ttl. A poll
@@ -17,23 +17,21 @@ export interface LeaseRef {
   scope: string;
 }
 
-// Each script takes the batch's keys packed in its last argument (scripts.ts `packLines`) and one
-// of them as KEYS[1]; a batch is one shard's keys. Acquire and extend answer with the positions
-// they missed, so that the usual answer (every lease taken) is an empty list.
-
-/** SET NX PX per key; returns the 1-based positions of the keys not acquired. ARGV: owner, ttl ms, keys. */
-const ACQUIRE_LUA = `${LINES_LUA}local missed = {}
-local i = 0
-for key in lines(ARGV[3]) do
-  i = i + 1
-  if not redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[2]) then missed[#missed + 1] = i end
+/** SET NX PX per key; returns the 1-based positions of the keys acquired. ARGV: owner, ttl ms. */
+const ACQUIRE_LUA = `
+local acquired = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('SET', key, ARGV[1], 'NX', 'PX', ARGV[2]) then
+    acquired[#acquired + 1] = i
+  end
 end
-return missed
+return acquired
 `;
 
-/** Deletes only keys whose value is still the owner; returns how many. ARGV: owner, keys. */
-const RELEASE_LUA = `${LINES_LUA}local released = 0
-for key in lines(ARGV[2]) do
+/** Deletes only keys whose value is still the owner; returns how many. ARGV: owner. */
+const RELEASE_LUA = `
+local released = 0
+for _, key in ipairs(KEYS) do
   if redis.call('GET', key) == ARGV[1] then
     redis.call('DEL', key)
     released = released + 1
@@ -42,18 +40,16 @@ end
 return released
 `;
 
-/** Re-arms the ttl of keys still owned; returns the 1-based positions not extended. ARGV: owner, ttl ms, keys. */
-const EXTEND_LUA = `${LINES_LUA}local missed = {}
-local i = 0
-for key in lines(ARGV[3]) do
-  i = i + 1
+/** Re-arms the ttl of keys still owned; returns the 1-based positions extended. ARGV: owner, ttl ms. */
+const EXTEND_LUA = `
+local extended = {}
+for i, key in ipairs(KEYS) do
   if redis.call('GET', key) == ARGV[1] then
     redis.call('PEXPIRE', key, ARGV[2])
-  else
-    missed[#missed + 1] = i
+    extended[#extended + 1] = i
   end
 end
-return missed
+return extended
 `;
 
 export const ACQUIRE_SCRIPT: LuaScript = { name: 'fleetwatchLeaseAcquire', lua: ACQUIRE_LUA };
@@ -75,6 +71,8 @@ function checkTtl(ttlMs: number): void {
 function checkOwner(owner: string): void {
   if (!owner) throw new TypeError('a lease owner must not be empty');
 }
+
+const ascending = (a: number, b: number): number => a - b;
 
 export class PollLeases {
   readonly keys: StoreKeys;
@@ -112,7 +110,7 @@ export class PollLeases {
     return counts.reduce((sum, { reply }) => sum + (reply as number), 0);
   }
 
-  /** Runs a script that answers with the 1-based positions of the keys `owner` does not hold. */
+  /** Runs a script that answers with the 1-based positions of the keys `owner` now holds. */
   async #held<Ref extends LeaseRef>(
     script: LuaScript,
     refs: readonly Ref[],
@@ -122,17 +120,14 @@ export class PollLeases {
     checkTtl(ttlMs);
     checkOwner(owner);
     if (refs.length === 0) return [];
-    const replies = await this.#run(script, refs, [owner, ttlMs]);
-    let missed: Uint8Array | undefined;
-    for (const { positions, reply } of replies) {
-      for (const position of reply as number[]) {
-        missed ??= new Uint8Array(refs.length);
-        missed[positions[position - 1] as number] = 1;
-      }
+    const held = await this.#run(script, refs, [owner, ttlMs]);
+    const taken: number[] = [];
+    for (const { positions, reply } of held) {
+      for (const position of reply as number[]) taken.push(positions[position - 1] as number);
     }
-    if (!missed) return refs.slice();
-    const out: Ref[] = [];
-    for (let i = 0; i < refs.length; i += 1) if (missed[i] === 0) out.push(refs[i] as Ref);
+    taken.sort(ascending);
+    const out = new Array<Ref>(taken.length);
+    for (let i = 0; i < taken.length; i += 1) out[i] = refs[taken[i] as number] as Ref;
     return out;
   }
 
@@ -148,10 +143,7 @@ export class PollLeases {
       this.#redis,
       groups,
       (group) => group.shard,
-      (pipeline, group) => {
-        const keys = keysOf(group.items, this.#keyOf);
-        queueScript(pipeline, script, [keys[0] as string], [...args, packLines(keys)]);
-      },
+      (pipeline, group) => queueScript(pipeline, script, keysOf(group.items, this.#keyOf), args),
     );
     return groups.map((group, i) => {
       const [error, reply] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];

@@ -15,39 +15,6 @@ export interface LuaScript {
 }
 
 type ScriptArg = string | number;
-
-/**
- * Many values as one script argument, each on a line of its own (ended by a line break). A script
- * run per poll job (the poll leases, the touch) takes its keys this way instead of as KEYS: ioredis
- * encodes every argument on its own, and one argument instead of a job's 200 keys halved the
- * client's CPU of such a call (BENCHMARKS.md, *What changed for the targets*). The script still
- * declares one key of the batch as KEYS[1], so that a Cluster sends it to the batch's slot; every
- * packed key must share that slot (one shard, one hash tag: by-shard.ts), which Redis then lets
- * the script reach. No key holds a line break: the tag is checked and every segment
- * percent-encoded (keys.ts); a value packed beside keys must not hold one either.
- */
-export function packLines(lines: readonly string[]): string {
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
-}
-
-/**
- * Lua: `lines(text)` iterates the lines `packLines` packed, empty ones included. A plain find (no
- * pattern) costs Redis about as much per key as KEYS does; `string.gmatch` half as much again.
- */
-export const LINES_LUA = `
-local find, sub = string.find, string.sub
-local function lines(text)
-  local from = 1
-  return function()
-    local to = find(text, '\\n', from, true)
-    if not to then return nil end
-    local line = sub(text, from, to - 1)
-    from = to + 1
-    return line
-  end
-end
-`;
-
 /** A custom command called with one array: ioredis flattens it into the command's arguments. */
 type ScriptFn<R> = (args: ScriptArg[]) => R;
 

@@ -16,7 +16,7 @@ import {
 import { DEFAULT_EVENT_LOG_CAP } from './event-log.js';
 import { CLOSED_MAX, CLOSED_RETENTION_MS, encodeIncidentOps, homeSubject, incidentOps } from './incidents.js';
 import { type ShardKeys, type SnapshotKind, type StoreKeys, storeKeys } from './keys.js';
-import { defineScript, LINES_LUA, type LuaScript, packLines, queueScript, runScript } from './scripts.js';
+import { defineScript, type LuaScript, queueScript, runScript } from './scripts.js';
 
 /**
  * Which snapshot: one facet (`power`, `link`, `health`, ...) of one entity, or a list-level one
@@ -208,18 +208,13 @@ const DECODED_FIELDS = [...READ_FIELDS, SNAPSHOT_FIELDS.observedAtMs] as const;
  */
 export const SCRIPT_BATCH = 500;
 
-/**
- * HMGET of the fields (ARGV[2] on) for each key packed in ARGV[1] (scripts.ts `packLines`;
- * KEYS[1]: one of them, for their slot); one flat reply, one value per field and key.
- */
-const READ_LUA = `${LINES_LUA}
-local fields = { unpack(ARGV, 2) }
-local width = #fields
+/** HMGET of the fields (ARGV) for each key; one flat reply, `#ARGV` values per key. */
+const READ_LUA = `
 local out = {}
 local n = 0
-for key in lines(ARGV[1]) do
-  local values = redis.call('HMGET', key, unpack(fields))
-  for j = 1, width do
+for _, key in ipairs(KEYS) do
+  local values = redis.call('HMGET', key, unpack(ARGV))
+  for j = 1, #ARGV do
     n = n + 1
     out[n] = values[j]
   end
@@ -228,22 +223,19 @@ return out
 `;
 
 /**
- * ARGV[1]: four lines per snapshot (scripts.ts `packLines`): its key, the poll time (always set),
- * the last-seen time ('' leaves it) and the error ('' leaves it, '-' clears it, else its JSON,
- * which holds no line break). KEYS[1]: one of the keys, for their slot. Returns how many.
+ * Per key three ARGV: the poll time (always set), the last-seen time ('' leaves it) and the error
+ * ('' leaves it, '-' clears it, else its JSON, which is an object).
  */
-const TOUCH_LUA = `${LINES_LUA}
-local n = 0
-local next_line = lines(ARGV[1])
-for key in next_line do
-  local polled, seen, err = next_line(), next_line(), next_line()
-  if seen == '' then redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastPolledAt}', polled)
-  else redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastPolledAt}', polled, '${SNAPSHOT_FIELDS.lastSeenAt}', seen) end
+const TOUCH_LUA = `
+for i, key in ipairs(KEYS) do
+  local at = 3 * i - 2
+  if ARGV[at + 1] == '' then redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastPolledAt}', ARGV[at])
+  else redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastPolledAt}', ARGV[at], '${SNAPSHOT_FIELDS.lastSeenAt}', ARGV[at + 1]) end
+  local err = ARGV[at + 2]
   if err == '-' then redis.call('HDEL', key, '${SNAPSHOT_FIELDS.lastError}')
   elseif err ~= '' then redis.call('HSET', key, '${SNAPSHOT_FIELDS.lastError}', err) end
-  n = n + 1
 end
-return n
+return #KEYS
 `;
 
 export const READ_SCRIPT: LuaScript = { name: 'fleetwatchSnapshotRead', lua: READ_LUA };
@@ -316,15 +308,15 @@ export class SnapshotStore {
   readonly #keyOfRef = (ref: SnapshotRef): string => this.keyOf(ref);
   readonly #shardOfItem = (item: TouchItem): number => this.shardOf(item.ref);
   readonly #queueTouch = (pipeline: ChainableCommander, call: ShardGroup<TouchItem>): void => {
-    const lines = new Array<string>(4 * call.items.length);
+    const args: string[] = [];
+    const keys = new Array<string>(call.items.length);
     for (let i = 0; i < call.items.length; i += 1) {
       const item = call.items[i] as TouchItem;
-      lines[4 * i] = this.keyOf(item.ref);
-      lines[4 * i + 1] = item.polledAt;
-      lines[4 * i + 2] = item.lastSeenAt ?? '';
-      lines[4 * i + 3] = item.lastError === null ? '-' : item.lastError ? JSON.stringify(item.lastError) : '';
+      const error = item.lastError === null ? '-' : item.lastError ? JSON.stringify(item.lastError) : '';
+      args.push(item.polledAt, item.lastSeenAt ?? '', error);
+      keys[i] = this.keyOf(item.ref);
     }
-    queueScript(pipeline, TOUCH_SCRIPT, [lines[0] as string], [packLines(lines)]);
+    queueScript(pipeline, TOUCH_SCRIPT, keys, args);
   };
 
   /**
@@ -419,10 +411,7 @@ export class SnapshotStore {
       this.#redis,
       calls,
       (call) => call.shard,
-      (pipeline, call) => {
-        const keys = keysOf(call.items, this.#keyOfRef);
-        queueScript(pipeline, READ_SCRIPT, [keys[0] as string], [packLines(keys), ...fields]);
-      },
+      (pipeline, call) => queueScript(pipeline, READ_SCRIPT, keysOf(call.items, this.#keyOfRef), fields),
     );
     const records: SnapshotRecord[] = new Array(refs.length);
     const width = fields.length;
@@ -475,11 +464,8 @@ export class SnapshotStore {
     }
     const calls = scriptCalls(items, this.#shardOfItem);
     const replies = await pipelineByShard(this.#redis, calls, (call) => call.shard, this.#queueTouch);
-    for (let i = 0; i < calls.length; i += 1) {
-      const [error, touched] = replies[i]?.[0] ?? [new Error('missing pipeline reply'), null];
-      if (error) throw error;
-      const expected = (calls[i] as ShardGroup<TouchItem>).items.length;
-      if (touched !== expected) throw new Error(`touched ${String(touched)} snapshots of ${expected}`);
+    for (const itemReplies of replies) {
+      for (const [error] of itemReplies) if (error) throw error;
     }
   }
 
