@@ -52,10 +52,13 @@ describe('the CPU hog', () => {
     const hog = CpuHog.start(join(logDir, 'hog.log'));
     const pid = hog.pid;
     expect(ended(pid)).toBe(false);
-    // CPU time is counted in clock ticks: wait for the first.
+    // CPU time is counted in clock ticks, and the hog may already have been charged one when it
+    // read its starting CPU (a busy host runs the child first): wait for a tick after this reading,
+    // which is no earlier than the hog's own.
+    const first = cpuMicros(pid);
     await eventually(
       async () => cpuMicros(pid),
-      (micros) => micros > 0,
+      (micros) => micros > first,
     );
     const result = await hog.stop();
     expect(ended(pid)).toBe(true);
