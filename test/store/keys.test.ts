@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bullPrefix, decodeSegment, storeKeys } from '../../src/store/keys.js';
+import { bullPrefix, decodeSegment, encodeSegment, storeKeys } from '../../src/store/keys.js';
 import { keySlot, shardTags } from '../../src/store/shards.js';
 
 /** Redis Cluster hashes only what is between the first `{` and the next `}`. */
@@ -8,6 +9,25 @@ function hashTagOf(key: string): string | undefined {
   const close = key.indexOf('}', open + 1);
   return open >= 0 && close > open + 1 ? key.slice(open + 1, close) : undefined;
 }
+
+describe('encodeSegment', () => {
+  it('encodes as encodeURIComponent does, plain ids included', () => {
+    const plain = fc.stringMatching(/^[A-Za-z0-9_.!~*'()-]+$/);
+    fc.assert(
+      fc.property(
+        fc.oneof(plain, fc.string({ minLength: 1 }), fc.string({ minLength: 1, unit: 'grapheme' })),
+        (value) => {
+          expect(encodeSegment(value)).toBe(encodeURIComponent(value));
+          expect(decodeSegment(encodeSegment(value))).toBe(value);
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+    expect(encodeSegment('robot-00042')).toBe('robot-00042');
+    expect(encodeSegment('a b:{c}')).toBe('a%20b%3A%7Bc%7D');
+    expect(() => encodeSegment('')).toThrow(TypeError);
+  });
+});
 
 describe('key layout', () => {
   const keys = storeKeys('fw');
