@@ -73,7 +73,9 @@ export function demoConfigInput(options: DemoConfigOptions) {
       robot_lease: { interval: '2s' },
       robot_command_queue: { interval: '2s' },
       robot_config: { interval: '5s' },
-      upstream: { interval: '10s' },
+      // Short windows: a robot alert waits until the window holding its time is judged (the
+      // upstream inhibition rule), so the demo's critical goes out seconds after the robot fails.
+      upstream: { interval: '2s' },
     },
     worker: { concurrency: 8, shutdown_grace: '3s' },
     events: { log_max_length: 10_000 },

@@ -75,6 +75,17 @@ describe('fleetwatch demo', () => {
       const out = demo.stdout();
       expect(out).toMatch(/▶ asking veh-\d+ to power on/);
       expect(out.indexOf('▶ asking')).toBeLessThan(out.search(WANTED.powerOn));
+      // The robot's critical goes out while the robot is down, not held until its recovery: it
+      // waits only for the upstream window holding its time to be judged (the inhibition rule).
+      await until(
+        () => /▶ robot \S+ recovers/.test(demo.stdout()),
+        30_000,
+        () => `no recovery narrated (stdout:\n${demo.stdout()})`,
+      );
+      const story = demo.stdout();
+      const failed = story.search(/CRIT\s+\S+ fails its health check/);
+      expect(failed, story).toBeGreaterThan(-1);
+      expect(failed, story).toBeLessThan(story.search(/▶ robot \S+ recovers/));
 
       // Still running keys while it runs: it really used that Redis under that prefix.
       const redis = connect();
