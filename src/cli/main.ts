@@ -33,7 +33,9 @@ function usageLine(text: string): string {
 /** Builds the command tree; exported so tests can read the help of every command. */
 export function buildProgram(context: CliContext): Command {
   const program = new Command('fleetwatch')
-    .description('Watch a fleet of vehicles and robots; act on their power.')
+    .description(
+      'Watch a fleet of vehicles and robots, tell people when something changes, and act on the fleet.',
+    )
     .version(VERSION, '-V, --version')
     .option('-c, --config <path>', 'config file (default: $FLEETWATCH_CONFIG, else ./fleetwatch.yaml)')
     .addOption(
