@@ -237,6 +237,13 @@ describe('the benchmark report', () => {
     };
     expect(renderBlock([paced], machine)).toContain('| 10k | 30 µs | 4.0× | 50 µs (800/s) | 2.4× |');
     expect(renderBlock([plain], machine)).toContain('| 10k | 30 µs | 4.0× | not measured | — |');
+    // The target is judged against the flat-out loop; the paced ratio stands beside it.
+    expect(renderBlock([paced], machine)).toContain(
+      "| CPU per poll ≤ 3× the bare undici loop's per request (same run, quiet) | 10k 4.0×; against the loop at the cycle's pace 10k 2.4× | **missed**",
+    );
+    expect(renderBlock([plain], machine)).toContain(
+      "| CPU per poll ≤ 3× the bare undici loop's per request (same run, quiet) | 10k 4.0× | **missed**",
+    );
   });
 
   it('marks a run that polled on the main event loop (--no-poll-thread)', () => {
