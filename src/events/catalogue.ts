@@ -33,8 +33,8 @@ import type { EventData, EventDraft, Severity } from './types.js';
  * In a published event the field is always present.
  *
  * Words. Each entry also says how people read it: `says.one` follows one entity's name
- * (`veh-0003 lost its VPN connection`, see describe.ts), `says.many` a count of them (`40 vehicles
- * lost their VPN connection`, Slack group titles); `hidesValues` keeps `previous`/`current` out of
+ * (`veh-0003 is off the VPN`, see describe.ts), `says.many` a count of them (`40 vehicles
+ * are off the VPN`, Slack group titles); `hidesValues` keeps `previous`/`current` out of
  * those sentences. A type without its words does not compile.
  */
 
@@ -160,8 +160,8 @@ const commandEnded = {
 };
 
 /**
- * What an event says to people, after the entity's name (`veh-0003 lost its VPN connection`) or
- * after a count of them (`40 vehicles lost their VPN connection`).
+ * What an event says to people, after the entity's name (`veh-0003 is off the VPN`) or
+ * after a count of them (`40 vehicles are off the VPN`).
  */
 export interface Phrase {
   one: string;
@@ -311,7 +311,7 @@ const vpn = thresholdIncident(
     type: EVENT.vpnDisconnected,
     severity: 'warning',
     description: '`vpnConnected` was false for `failure_threshold` consecutive vehicle lists.',
-    says: { one: 'lost its VPN connection', many: 'lost their VPN connection' },
+    says: { one: 'is off the VPN', many: 'are off the VPN' },
     never: 'null when the vehicle was never seen connected.',
     data: { consecutive },
   },

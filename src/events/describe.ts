@@ -25,8 +25,8 @@ export function describeDuration(ms: number): string {
 }
 
 /**
- * What a count of entities did (`1 vehicle reports its power state again`, `40 vehicles lost their
- * VPN connection`): the catalogue's `says.one` for exactly one, `says.many` for any other count.
+ * What a count of entities did (`1 vehicle reports its power state again`, `40 vehicles are off the
+ * VPN`): the catalogue's `says.one` for exactly one, `says.many` for any other count.
  * `nouns` is the entity's noun in both numbers (`vehicle`, `vehicles`).
  */
 export function describeCount(type: string, count: number, nouns: { one: string; many: string }): string {
@@ -79,7 +79,7 @@ function paceDetail(event: Pick<FleetEvent, 'type' | 'data'>): string {
 }
 
 /**
- * One human sentence for an event: `veh-0003 lost its VPN connection`, `veh-0003 reports a new power
+ * One human sentence for an event: `veh-0003 is off the VPN`, `veh-0003 reports a new power
  * state: off → on`. Used by the console printer and as the plain-text fallback of notifications.
  * The monitor's own upstreams are named for people (`the token issuer has recovered`).
  */
@@ -109,7 +109,7 @@ export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data
 }
 
 /**
- * An acknowledgement reads as the incident it is about: `veh-0003 lost its VPN connection:
+ * An acknowledgement reads as the incident it is about: `veh-0003 is off the VPN:
  * acknowledged by dana: on it`.
  */
 function describeAcknowledgement(event: Pick<FleetEvent, 'type' | 'data'>): string | undefined {
@@ -149,7 +149,7 @@ export function entityOf(subject: string): { kind: string; id: string; noun: Nou
 
 /**
  * The title of several events told together (a notification): one event's sentence; one subject's
- * latest with the count; `3 vehicles lost their VPN connection` for one type; else the counts.
+ * latest with the count; `3 vehicles are off the VPN` for one type; else the counts.
  */
 export function describeEvents(events: readonly FleetEvent[]): string {
   const first = events[0];

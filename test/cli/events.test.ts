@@ -52,7 +52,7 @@ describe('fleetwatch events', () => {
     const text = await runCli(['events', 'list'], env());
     expect(text.code).toBe(ExitCode.ok);
     expect(text.stdout).toContain(
-      '08:15:02  warning   vehicle.vpn.disconnected        veh-0001 lost its VPN connection: connected → disconnected',
+      '08:15:02  warning   vehicle.vpn.disconnected        veh-0001 is off the VPN: connected → disconnected',
     );
     const json = await runCli(['events', 'list', '--json', '--subject', 'vehicle/veh-0002'], env());
     const lines = json.stdout.trim().split('\n');
@@ -80,7 +80,7 @@ describe('fleetwatch events', () => {
     await shown;
     controller.abort();
     const run = await tail;
-    expect(run.stdout).toContain('veh-0003 lost its VPN connection');
+    expect(run.stdout).toContain('veh-0003 is off the VPN');
     expect(run.stdout).not.toContain('veh-0001');
   });
 
@@ -160,7 +160,7 @@ describe('fleetwatch events', () => {
     await emitVpnLoss('veh-0004', '2026-11-21T08:17:00.000Z');
     await emitVpnLoss('veh-0005', '2026-11-21T08:17:01.000Z');
     expect(await run).toBe(ExitCode.ok);
-    expect(writes[0]).toContain('veh-0004 lost its VPN connection');
+    expect(writes[0]).toContain('veh-0004 is off the VPN');
     expect(errors.join('')).toMatch(/^following the event log after \S+; Ctrl-C stops\n$/);
   });
 });

@@ -43,14 +43,14 @@ describe('the New silence form filled from a link', () => {
 
   it('fills in what a chat message links to', () => {
     const base = 'https://fleetwatch.example.com';
-    const one = silenceUrl(base, [vpnLost('veh-0003')], 're: veh-0003 lost its VPN connection') ?? '';
+    const one = silenceUrl(base, [vpnLost('veh-0003')], 're: veh-0003 is off the VPN') ?? '';
     expect(one.startsWith(`${base}/#/silences/new?`)).toBe(true);
     expect(prefillOf(one.slice(base.length + 1))).toEqual({
       matchers: 'type=vehicle.vpn.disconnected\nsubject=vehicle/veh-0003',
-      comment: 're: veh-0003 lost its VPN connection',
+      comment: 're: veh-0003 is off the VPN',
       duration: '2h',
     });
-    const group = silenceUrl(base, vehicles(3), 're: 3 vehicles lost their VPN connection') ?? '';
+    const group = silenceUrl(base, vehicles(3), 're: 3 vehicles are off the VPN') ?? '';
     expect(prefillOf(group.slice(base.length + 1)).matchers).toBe(
       'type=vehicle.vpn.disconnected\nsubject=vehicle/veh-0001\nsubject=vehicle/veh-0002\nsubject=vehicle/veh-0003',
     );

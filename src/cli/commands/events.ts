@@ -100,7 +100,7 @@ function print(context: CliContext, entry: EventLogEntry, json: boolean | undefi
   writeLine(context.io.stdout, json ? JSON.stringify(entry.event) : formatLine(entry.event));
 }
 
-/** `08:15:02  warning   vehicle.vpn.disconnected      veh-0003 lost its VPN connection` */
+/** `08:15:02  warning   vehicle.vpn.disconnected      veh-0003 is off the VPN` */
 export function formatLine(event: FleetEvent): string {
   const time = event.time.length >= 19 ? event.time.slice(11, 19) : event.time;
   return `${time}  ${event.data.severity.padEnd(8)}  ${event.type.padEnd(30)}  ${describeEvent(event)}`;

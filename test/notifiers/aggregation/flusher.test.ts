@@ -24,7 +24,7 @@ describe('flushing groups', () => {
     await replica.dispatch(vpnLost('veh-0010'));
 
     const posts = await rig.standin.waitFor(3, 8_000);
-    expect(rig.texts()[0]).toContain('veh-0010 lost its VPN connection');
+    expect(rig.texts()[0]).toContain('veh-0010 is off the VPN');
     expect(rig.texts()[1]).toContain('Still firing (reminder 1)');
     expect(rig.texts()[2]).toContain('Still firing (reminder 2)');
     const gap = (posts[2]?.at ?? 0) - (posts[1]?.at ?? 0);

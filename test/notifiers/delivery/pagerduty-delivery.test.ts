@@ -207,9 +207,7 @@ describe('delivery to PagerDuty in a storm', () => {
       [GROUP, 'resolved', 1],
     ]);
     const trigger = standin.received[1]?.body as { payload: { summary: string } };
-    expect(trigger.payload.summary).toBe(
-      '300 vehicles lost their VPN connection: 300 incidents in this alert',
-    );
+    expect(trigger.payload.summary).toBe('300 vehicles are off the VPN: 300 incidents in this alert');
     // Nothing is left of the fold once its alert is resolved.
     expect(await h.connection.exists(stateKey)).toBe(0);
   });

@@ -115,7 +115,7 @@ describe('the daemon with notifications configured', () => {
       expect(new Set(notification?.events.map((event) => event.subject)).size).toBe(VEHICLES);
       const payload = standin.received[0]?.payload as { text?: string } | undefined;
       const text = String(payload?.text);
-      expect(text).toContain(`${VEHICLES} vehicles lost their VPN connection`);
+      expect(text).toContain(`${VEHICLES} vehicles are off the VPN`);
       for (const vehicle of sim.control.state().vehicles) expect(text).toContain(vehicle.id);
     } finally {
       await Promise.all(daemons.map((daemon) => daemon.stop()));

@@ -75,7 +75,7 @@ describe('dispatching events into groups', () => {
       delayed: 0,
     });
     const [text] = rig.texts();
-    expect(text).toContain('40 vehicles lost their VPN connection');
+    expect(text).toContain('40 vehicles are off the VPN');
     for (const id of ids(40)) expect(text).toContain(id);
   });
 
@@ -128,7 +128,7 @@ describe('dispatching events into groups', () => {
     expect(suppressed).toEqual([{ event: muted, reason: 'silenced', by: added.silence.id }]);
 
     const [first] = await rig.standin.waitFor(1);
-    expect(rig.texts()[0]).toContain('veh-0004 lost its VPN connection');
+    expect(rig.texts()[0]).toContain('veh-0004 is off the VPN');
     expect(rig.texts()[0]).not.toContain('veh-0003');
     // The flusher has looked at the muted incident at least once since and kept it quiet.
     const key = vpnGroupKey();
@@ -143,7 +143,7 @@ describe('dispatching events into groups', () => {
 
     await replica.silences.expire(added.silence.id, Date.now());
     await rig.standin.waitFor(2);
-    expect(rig.texts()[1]).toContain('veh-0003 lost its VPN connection');
+    expect(rig.texts()[1]).toContain('veh-0003 is off the VPN');
     expect(rig.delivered[1]?.reminder).toBeUndefined();
     // After expiry the subject's events are notified again.
     await replica.dispatch(vpnBack('veh-0003', 45_000));
@@ -229,7 +229,7 @@ describe('dispatching events into groups', () => {
       until: Date.parse(String(ack.data.until)),
     });
     await rig.standin.waitFor(2);
-    expect(rig.texts()[1]).toContain('veh-0030 lost its VPN connection: acknowledged by dana: on it');
+    expect(rig.texts()[1]).toContain('veh-0030 is off the VPN: acknowledged by dana: on it');
     // An incident no group holds: nothing to do.
     const other = { ...ack, id: 'evt-other', data: { ...ack.data, entity: 'vehicle/veh-9999' } };
     expect(await replica.dispatch(other)).toEqual({ groups: 0, added: 0, closedElsewhere: 0 });

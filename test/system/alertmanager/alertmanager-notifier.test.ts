@@ -111,7 +111,7 @@ describe.skipIf(missing !== undefined)('the alertmanager receiver against the re
     expect(alert).toMatchObject({
       labels: queried[0]?.labels,
       annotations: {
-        summary: 'veh-0001 lost its VPN connection: connected → disconnected',
+        summary: 'veh-0001 is off the VPN: connected → disconnected',
         console: 'https://fw.example.com/#/vehicle/veh-0001',
       },
       generatorURL: 'https://fw.example.com/#/vehicle/veh-0001',

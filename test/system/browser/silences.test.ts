@@ -44,16 +44,14 @@ describe('the Silences page', () => {
     await rig.logIn(page);
     // As a chat message links here: one matcher line per `matchers`, a comment to start from.
     await page.goto(
-      `${rig.address}/#/silences/new?matchers=type%3Dvehicle.vpn.*&matchers=subject%3Dvehicle%2Fveh-0003&comment=re%3A+veh-0003+lost+its+VPN+connection`,
+      `${rig.address}/#/silences/new?matchers=type%3Dvehicle.vpn.*&matchers=subject%3Dvehicle%2Fveh-0003&comment=re%3A+veh-0003+is+off+the+VPN`,
     );
 
     const form = page.getByRole('form', { name: 'New silence' });
     await expect(form.getByLabel('Matchers').inputValue()).resolves.toBe(
       'type=vehicle.vpn.*\nsubject=vehicle/veh-0003',
     );
-    await expect(form.getByLabel('Comment').inputValue()).resolves.toBe(
-      're: veh-0003 lost its VPN connection',
-    );
+    await expect(form.getByLabel('Comment').inputValue()).resolves.toBe('re: veh-0003 is off the VPN');
     await expect(form.getByLabel('Created by').inputValue()).resolves.toBe('ops-console');
 
     // A duration beyond a year: the API's problem, next to the Duration field; nothing stored.

@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WANTED = {
   powerOn: /reports a new power state: \w+ → on|completed its power command: power on/,
   robotHealth: /fails its health check|passes its health check again/,
-  vpn: /lost its VPN connection|is back on the VPN/,
+  vpn: /is off the VPN|is back on the VPN/,
 } as const;
 
 function startDemo(env: NodeJS.ProcessEnv) {

@@ -48,7 +48,7 @@ function titleOf(events: readonly FleetEvent[]): string {
  * A notification as terminal lines (each ending in a newline):
  *
  * ```text
- * 14:02:11  WARN  veh-0004 lost its VPN connection: connected → disconnected
+ * 14:02:11  WARN  veh-0004 is off the VPN: connected → disconnected
  * 14:02:19  OK    veh-0004 is back on the VPN: disconnected → connected after 8s
  * 14:01:58  INFO  12 events: vehicle.discovered
  *                 • veh-0001 appeared in the vehicle list

@@ -18,7 +18,7 @@ import { type ConsoleLink, consoleLinks, type Notification } from '../../notifie
  * and every piece of outside text (ids, values, sentences) is cut to its share and freed of
  * control characters before it is placed; the HTML escapes all of it.
  *
- * The subject reads like the Slack header: `[CRIT] 3 vehicles lost their VPN connection`,
+ * The subject reads like the Slack header: `[CRIT] 3 vehicles are off the VPN`,
  * `[RESOLVED] veh-0003 is back on the VPN: disconnected → connected after 3m 05s`,
  * `[WARN] Still firing (reminder 2): …`, after the receiver's `subject` prefix. One event gets its
  * details (entity, state change, since, duration, severity); a group what its events share and one
@@ -151,7 +151,7 @@ function groupFacts(events: readonly FleetEvent[], severity: Severity, sameType:
   return facts;
 }
 
-/** `2 vehicles lost their VPN connection; 1 robot …`, most frequent first. */
+/** `2 vehicles are off the VPN; 1 robot …`, most frequent first. */
 function typeCounts(events: readonly FleetEvent[]): string {
   const subjects = new Map<string, Set<string>>();
   for (const event of events)
@@ -174,7 +174,7 @@ function compactLine(event: FleetEvent, withChange: boolean): string {
   return parts.join(' · ');
 }
 
-/** `[WARN] veh-0003 lost its VPN connection · 2026-03-04 10:00:00 UTC` for mixed groups. */
+/** `[WARN] veh-0003 is off the VPN · 2026-03-04 10:00:00 UTC` for mixed groups. */
 function sentenceLine(event: FleetEvent): string {
   const mark = incidentRefOf(event)?.role === 'resolves' ? 'RESOLVED' : MARKS[event.data.severity];
   return `[${mark ?? 'INFO'}] ${piece(describeEvent(event), SENTENCE_SHARE)} · ${timeOf(event.time)}`;

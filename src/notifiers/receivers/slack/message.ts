@@ -24,9 +24,8 @@ import type { Markup, Tone } from './markup.js';
  *
  * A notification is one part, or two when it mixes firing and resolving events: what fires (its
  * severity's mark and colour) and, apart from it, what resolved (✅, green). A part of one event
- * has its details as fields; a part of several counts them (`40 vehicles lost their VPN
- * connection`), says what they share, and lists one compact line per event, as many as
- * `maxListed` allows.
+ * has its details as fields; a part of several counts them (`40 vehicles are off the VPN`),
+ * says what they share, and lists one compact line per event, as many as `maxListed` allows.
  */
 
 export interface MessageOptions {
@@ -247,7 +246,7 @@ function compactLine(event: FleetEvent, withChange: boolean, m: Markup): string 
   return parts.join(' · ');
 }
 
-/** `• 🟠 veh-0003 lost its VPN connection · <date>` for mixed groups. */
+/** `• 🟠 veh-0003 is off the VPN · <date>` for mixed groups. */
 function sentenceLine(event: FleetEvent, m: Markup): string {
   const mark = m.mark(isResolving(event) ? 'resolved' : (event.data.severity ?? 'info'));
   const sentence = m.text(truncate(describeEvent(event), SENTENCE_SHARE));

@@ -43,7 +43,7 @@ describe('alerts of a notification', () => {
           site: 'north',
         },
         annotations: {
-          summary: 'veh-0001 lost its VPN connection: connected → disconnected',
+          summary: 'veh-0001 is off the VPN: connected → disconnected',
           description: VPN,
           console: link,
         },
@@ -63,7 +63,7 @@ describe('alerts of a notification', () => {
       windowMs: WINDOW,
     });
     expect(plan.alerts[0]?.annotations).toEqual({
-      summary: 'veh-0001 lost its VPN connection: connected → disconnected',
+      summary: 'veh-0001 is off the VPN: connected → disconnected',
       description: VPN,
     });
     expect(plan.alerts[0]).not.toHaveProperty('generatorURL');

@@ -18,7 +18,7 @@ const deps = { logger: createLogger({ level: 'silent' }), secrets: new SecretReg
 describe('console receiver: format', () => {
   it('prints one event as one line with the time, a severity mark and the describeEvent sentence', () => {
     expect(formatNotification(notification([vpnLost('veh-0004')]), plain)).toBe(
-      '10:00:00  WARN  veh-0004 lost its VPN connection: connected → disconnected\n',
+      '10:00:00  WARN  veh-0004 is off the VPN: connected → disconnected\n',
     );
   });
 
@@ -29,7 +29,7 @@ describe('console receiver: format', () => {
 
   it('says who acknowledged an incident and why', () => {
     expect(formatNotification(notification([acknowledged('veh-0004')]), plain)).toBe(
-      '10:00:00  INFO  veh-0004 lost its VPN connection: acknowledged by dana: on it\n',
+      '10:00:00  INFO  veh-0004 is off the VPN: acknowledged by dana: on it\n',
     );
   });
 
@@ -37,9 +37,9 @@ describe('console receiver: format', () => {
     const text = formatNotification(notification(vehicles(5)), plain);
     expect(text.split('\n')).toEqual([
       expect.stringMatching(/^\d\d:\d\d:\d\d {2}WARN {2}5 events: vehicle\.vpn\.disconnected$/),
-      `                • ${vehicleId(1)} lost its VPN connection: connected → disconnected`,
-      `                • ${vehicleId(2)} lost its VPN connection: connected → disconnected`,
-      `                • ${vehicleId(3)} lost its VPN connection: connected → disconnected`,
+      `                • ${vehicleId(1)} is off the VPN: connected → disconnected`,
+      `                • ${vehicleId(2)} is off the VPN: connected → disconnected`,
+      `                • ${vehicleId(3)} is off the VPN: connected → disconnected`,
       '                • …and 2 more',
       '',
     ]);
@@ -88,7 +88,7 @@ describe('console receiver: delivery and config', () => {
     expect(await notifier.deliver(notification([vpnLost('veh-0007')]), { attempt: 1 })).toEqual({
       kind: 'delivered',
     });
-    expect(printed).toContain('veh-0007 lost its VPN connection');
+    expect(printed).toContain('veh-0007 is off the VPN');
   });
 
   it('asks for a retry when its stream is gone', async () => {

@@ -111,7 +111,7 @@ describe('EmailNotifier over a real SMTP server', () => {
     expect(mail.rcptTo).toEqual(['ops@example.com', 'oncall@example.com']);
 
     const parsed = mail.parsed;
-    expect(parsed.subject).toBe('[fleet] [CRIT] 3 vehicles lost their VPN connection');
+    expect(parsed.subject).toBe('[fleet] [CRIT] 3 vehicles are off the VPN');
     expect(parsed.from?.value).toEqual([{ address: 'fleetwatch@fleet.example.com', name: 'fleetwatch' }]);
     const to = Array.isArray(parsed.to) ? parsed.to : [parsed.to];
     expect(to.flatMap((address) => address?.value.map((entry) => entry.address))).toEqual([
@@ -122,7 +122,7 @@ describe('EmailNotifier over a real SMTP server', () => {
     expect(parsed.headers.get('x-fleetwatch-notification')).toBe('ntf-0001');
     expect(parsed.date?.toISOString()).toBe('2026-03-04T10:00:30.000Z');
 
-    expect(parsed.text).toContain('[CRIT] 3 vehicles lost their VPN connection');
+    expect(parsed.text).toContain('[CRIT] 3 vehicles are off the VPN');
     expect(parsed.text).toContain('State:');
     expect(parsed.text).toContain('connected → disconnected');
     expect(parsed.text).toContain('- veh-0001 · since 2026-03-04 09:59:00 UTC');
@@ -144,7 +144,7 @@ describe('EmailNotifier over a real SMTP server', () => {
     expect(html).toContain('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
     expect(mail?.parsed.text).toContain('Vehicle:  <script>alert("x")</script>');
     expect(mail?.parsed.subject).toBe(
-      '[fleet] [WARN] <script>alert("x")</script> lost its VPN connection: connected → disconnected',
+      '[fleet] [WARN] <script>alert("x")</script> is off the VPN: connected → disconnected',
     );
   });
 
@@ -302,7 +302,7 @@ describe('EmailNotifier over a real SMTP server', () => {
 
     expect(await deliver(notifier, notification(mixed))).toMatchObject({ kind: 'delivered' });
     const [mail] = await smtp.waitForMail(1);
-    expect(mail?.parsed.text).toContain('- [WARN] veh-0001 lost its VPN connection');
+    expect(mail?.parsed.text).toContain('- [WARN] veh-0001 is off the VPN');
     expect(mail?.parsed.text).toContain('- [RESOLVED] veh-0002 is back on the VPN');
     expect(mail?.parsed.text).toContain('…and 1 more');
     expect(mail?.parsed.text).not.toContain('veh-0009');

@@ -7,10 +7,10 @@ const OPTIONS = { maxEvents: 50 };
 describe('the email of a notification', () => {
   it('one event: its sentence as the subject, its details in both bodies', () => {
     const email = buildEmail(notification([vpnLost('veh-0003')]), OPTIONS);
-    expect(email.subject).toBe('[WARN] veh-0003 lost its VPN connection: connected → disconnected');
+    expect(email.subject).toBe('[WARN] veh-0003 is off the VPN: connected → disconnected');
     expect(email.text).toBe(
       [
-        '[WARN] veh-0003 lost its VPN connection: connected → disconnected',
+        '[WARN] veh-0003 is off the VPN: connected → disconnected',
         '',
         'Vehicle:  veh-0003',
         'State:    connected → disconnected',
@@ -33,7 +33,7 @@ describe('the email of a notification', () => {
       maxEvents: 5,
       subjectPrefix: '[fleet]',
     });
-    expect(email.subject).toBe('[fleet] [CRIT] 8 vehicles lost their VPN connection');
+    expect(email.subject).toBe('[fleet] [CRIT] 8 vehicles are off the VPN');
     expect(email.text).toContain('Vehicles: 8\n');
     expect(email.text).toContain('- veh-0005 · since');
     expect(email.text).not.toContain('veh-0006');
@@ -47,7 +47,7 @@ describe('the email of a notification', () => {
       notification(vehicles(2), { reminder: { firstNotifiedAt: '2026-03-04T08:00:00.000Z', count: 2 } }),
       OPTIONS,
     );
-    expect(reminder.subject).toBe('[WARN] Still firing (reminder 2): 2 vehicles lost their VPN connection');
+    expect(reminder.subject).toBe('[WARN] Still firing (reminder 2): 2 vehicles are off the VPN');
     expect(reminder.text).toContain('Still firing: reminder 2, first notified 2026-03-04 08:00:00 UTC.');
     const resolved = buildEmail(
       notification([vpnBack('veh-0001'), vpnBack('veh-0002', 1_000)], {
@@ -65,7 +65,7 @@ describe('the email of a notification', () => {
       ...OPTIONS,
       consoleUrl: 'https://fleet.example.com',
     });
-    expect(email.subject).toContain('veh-0003 lost its VPN connection: acknowledged by');
+    expect(email.subject).toContain('veh-0003 is off the VPN: acknowledged by');
     expect(email.text).toMatch(/Console, the incident: https:\/\/fleet\.example\.com\/#\/incidents\/\S+/);
   });
 

@@ -31,7 +31,7 @@ describe('planEvents: one PagerDuty alert per incident', () => {
       dedup_key: 'test/vehicle/veh-0003#vpn',
       client: 'fleetwatch',
       payload: {
-        summary: 'veh-0003 lost its VPN connection: connected → disconnected',
+        summary: 'veh-0003 is off the VPN: connected → disconnected',
         source: 'vehicle/veh-0003',
         severity: 'warning',
         timestamp: '2026-03-04T10:00:00.000Z',

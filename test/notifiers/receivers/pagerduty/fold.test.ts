@@ -98,7 +98,7 @@ describe('planFolded: a storm becomes one alert of its group', () => {
     expect(actions(planned.groups)).toEqual([['trigger', GROUP]]);
     const [trigger] = planned.groups;
     expect(trigger?.payload).toMatchObject({
-      summary: '300 vehicles lost their VPN connection: 300 incidents in this alert',
+      summary: '300 vehicles are off the VPN: 300 incidents in this alert',
       source: 'group type=vehicle.vpn.disconnected',
       severity: 'warning',
       component: 'vehicle',
@@ -124,7 +124,7 @@ describe('planFolded: a storm becomes one alert of its group', () => {
     expect(planned.alerts).toEqual([]);
     expect(actions(planned.groups)).toEqual([['trigger', GROUP]]);
     expect(planned.groups[0]?.payload?.summary).toBe(
-      '2 vehicles lost their VPN connection: 302 incidents in this alert',
+      '2 vehicles are off the VPN: 302 incidents in this alert',
     );
   });
 

@@ -100,7 +100,7 @@ describe('PagerDutyNotifier against the Events API v2 stand-in', () => {
         dedupKey: 'test/vehicle/veh-0003#vpn',
         status: 'triggered',
         triggers: 1,
-        summary: 'veh-0003 lost its VPN connection: connected → disconnected',
+        summary: 'veh-0003 is off the VPN: connected → disconnected',
         severity: 'warning',
       },
     ]);

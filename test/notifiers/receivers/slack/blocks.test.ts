@@ -67,9 +67,7 @@ describe('buildSlackMessage: one event', () => {
   const message = buildSlackMessage(notification([lost]));
 
   it('has a header with the severity emoji and the sentence', () => {
-    expect(header(message)).toBe(
-      ':large_orange_circle: veh-0003 lost its VPN connection: connected → disconnected',
-    );
+    expect(header(message)).toBe(':large_orange_circle: veh-0003 is off the VPN: connected → disconnected');
   });
 
   it('has fields for the entity, the change and since when', () => {
@@ -85,7 +83,7 @@ describe('buildSlackMessage: one event', () => {
 
   it('shows an acknowledgement: the incident, who, why and until when', () => {
     const message = buildSlackMessage(notification([acknowledged('veh-0004')]));
-    expect(header(message)).toContain('veh-0004 lost its VPN connection: acknowledged by dana: on it');
+    expect(header(message)).toContain('veh-0004 is off the VPN: acknowledged by dana: on it');
     const text = allText(message);
     expect(text).toContain('*Incident*\n`vpn-veh-0004-0a0b0c0d`');
     expect(text).toContain('*Acknowledged by*\ndana');
@@ -134,7 +132,7 @@ describe('buildSlackMessage: one event', () => {
     const built = buildSlackMessage(
       notification([lost], { reminder: { firstNotifiedAt: '2026-03-04T08:00:00.000Z', count: 3 } }),
     );
-    expect(header(built)).toContain('Still firing (reminder 3): veh-0003 lost its VPN connection');
+    expect(header(built)).toContain('Still firing (reminder 3): veh-0003 is off the VPN');
     expect(allText(built)).toMatch(/Still firing \(reminder 3\)\* · first notified <!date\^\d+\^/);
     expect(built.text).toContain('Still firing (reminder 3)');
     expectWithinLimits(built);
@@ -188,7 +186,7 @@ describe('buildSlackMessage: one event', () => {
 describe('buildSlackMessage: a group', () => {
   it('says how many in one header and lists all 40', () => {
     const built = buildSlackMessage(notification(vehicles(40)));
-    expect(header(built)).toBe(':large_orange_circle: 40 vehicles lost their VPN connection');
+    expect(header(built)).toBe(':large_orange_circle: 40 vehicles are off the VPN');
     expect(idsListed(built, 40)).toBe(40);
     expect(allText(built)).not.toContain('more_');
     // The change every vehicle shares is said once, not forty times.
@@ -200,7 +198,7 @@ describe('buildSlackMessage: a group', () => {
 
   it('lists the first 100 of 500 and ends with "…and 400 more"', () => {
     const built = buildSlackMessage(notification(vehicles(500)));
-    expect(header(built)).toBe(':large_orange_circle: 500 vehicles lost their VPN connection');
+    expect(header(built)).toBe(':large_orange_circle: 500 vehicles are off the VPN');
     expect(idsListed(built, 500)).toBe(100);
     expect(blockText(built.blocks.at(-2) as SlackBlock)).toBe('_…and 400 more_');
     expect(built.text.endsWith('\n…and 400 more')).toBe(true);
@@ -245,7 +243,7 @@ describe('buildSlackMessage: a group', () => {
       notification(vehicles(40), { reminder: { firstNotifiedAt: '2026-03-04T08:00:00.000Z', count: 2 } }),
     );
     expect(header(built)).toBe(
-      ':large_orange_circle: Still firing (reminder 2): 40 vehicles lost their VPN connection',
+      ':large_orange_circle: Still firing (reminder 2): 40 vehicles are off the VPN',
     );
     expectWithinLimits(built);
   });
@@ -259,7 +257,7 @@ describe('buildSlackMessage: a group', () => {
     const built = buildSlackMessage(notification(events, { groupLabels: { severity: 'any' } }));
     expect(header(built)).toBe(':red_circle: 5 fleet events (3 types)');
     const text = allText(built);
-    expect(text).toContain('• 3 vehicles lost their VPN connection');
+    expect(text).toContain('• 3 vehicles are off the VPN');
     expect(text).toContain('• 1 robot fails its health check');
     expect(text).toContain(':red_circle: rb-1 fails its health check: up → down');
     expect(text).toContain(':large_blue_circle: rb-2 changed vehicle state: idle → busy');
@@ -271,7 +269,7 @@ describe('buildSlackMessage: a group', () => {
     const built = buildSlackMessage(
       notification([vpnLost('veh-0001', 0), vpnLost('veh-0001', 1), vpnLost('veh-0002')]),
     );
-    expect(header(built)).toBe(':large_orange_circle: 2 vehicles lost their VPN connection');
+    expect(header(built)).toBe(':large_orange_circle: 2 vehicles are off the VPN');
     expect(allText(built)).toContain('*Vehicles*\n2 (3 events)');
   });
 });
@@ -293,7 +291,7 @@ describe('resolutions, apart from what fires', () => {
       notification([...vehicles(3), vpnBack('veh-0009', 5), vpnBack('veh-0010', 6)]),
     );
     expect(headers(built)).toEqual([
-      ':large_orange_circle: 3 vehicles lost their VPN connection',
+      ':large_orange_circle: 3 vehicles are off the VPN',
       ':white_check_mark: Resolved: 2 vehicles are back on the VPN',
     ]);
     const divider = built.blocks.findIndex((block) => block.type === 'divider');
@@ -329,9 +327,7 @@ describe('resolutions, apart from what fires', () => {
         { ...vpnBack('veh-0002'), data: { ...vpnBack('veh-0002').data, severity: 'critical' } },
       ]),
     );
-    expect(headers(built)[0]).toBe(
-      ':large_orange_circle: veh-0001 lost its VPN connection: connected → disconnected',
-    );
+    expect(headers(built)[0]).toBe(':large_orange_circle: veh-0001 is off the VPN: connected → disconnected');
     expect(headers(buildSlackMessage(notification([critical, vpnBack('veh-0002')])))[0]).toMatch(
       /^:red_circle: rb-1/,
     );
@@ -354,7 +350,7 @@ describe('resolutions, apart from what fires', () => {
       }),
     );
     expect(headers(built)).toEqual([
-      ':large_orange_circle: Still firing (reminder 2): veh-0001 lost its VPN connection: connected → disconnected',
+      ':large_orange_circle: Still firing (reminder 2): veh-0001 is off the VPN: connected → disconnected',
       ':white_check_mark: Resolved: veh-0002 is back on the VPN: disconnected → connected after 3m 05s',
     ]);
   });
@@ -375,7 +371,7 @@ describe('links into the console (console.url)', () => {
     expect(contextOf(single).at(-1)).toBe(
       `:link: console: <${base}/#/vehicle/veh-0003|vehicle veh-0003> · ${silence(
         'matchers=type%3Dvehicle.vpn.disconnected&matchers=subject%3Dvehicle%2Fveh-0003' +
-          '&comment=re%3A+veh-0003+lost+its+VPN+connection%3A+connected+%E2%86%92+disconnected',
+          '&comment=re%3A+veh-0003+is+off+the+VPN%3A+connected+%E2%86%92+disconnected',
       )}`,
     );
     const ack = buildSlackMessage(notification([acknowledged('veh-0003')]), { consoleUrl: base });
@@ -390,7 +386,7 @@ describe('links into the console (console.url)', () => {
     // Forty subjects would make the link too long: the silence names the type.
     expect(contextOf(group).at(-1)).toBe(
       `:link: console: <${base}/#/incidents|incidents> · ${silence(
-        'matchers=type%3Dvehicle.vpn.disconnected&comment=re%3A+40+vehicles+lost+their+VPN+connection',
+        'matchers=type%3Dvehicle.vpn.disconnected&comment=re%3A+40+vehicles+are+off+the+VPN',
       )}`,
     );
     const one = buildSlackMessage(notification([vpnLost('veh-0001'), vpnBack('veh-0001', 1_000)]), {

@@ -129,7 +129,7 @@ describe('attachments: the message for services that do not draw Block Kit', () 
     expect(message).not.toHaveProperty('blocks');
     expect(validateAttachmentsPayload(message)).toEqual([]);
     const [attachment] = message.attachments;
-    expect(attachment).toMatchObject({ color: '#f2a100', title: '🟠 3 vehicles lost their VPN connection' });
+    expect(attachment).toMatchObject({ color: '#f2a100', title: '🟠 3 vehicles are off the VPN' });
     expect(attachment?.fields).toContainEqual({
       title: 'Event',
       value: '`vehicle.vpn.disconnected`',
@@ -152,7 +152,7 @@ describe('attachments: the message for services that do not draw Block Kit', () 
       DISCORD_MARKDOWN,
     );
     expect(message.attachments.map((attachment) => [attachment.color, attachment.title])).toEqual([
-      ['#f2a100', '🟠 2 vehicles lost their VPN connection'],
+      ['#f2a100', '🟠 2 vehicles are off the VPN'],
       ['#2eb67d', '✅ Resolved: veh-0009 is back on the VPN: disconnected → connected after 3m 05s'],
     ]);
     // Discord renders `<t:…>` in the reader's time zone; its bold is `**`.
@@ -284,9 +284,7 @@ describe.each(['mattermost', 'discord', 'rocketchat'] as const)('a %s receiver',
     ]);
     expect(posts[0]?.payload).toMatchObject({
       username: 'fleetwatch',
-      attachments: [
-        { color: '#f2a100', title: '🟠 veh-0003 lost its VPN connection: connected → disconnected' },
-      ],
+      attachments: [{ color: '#f2a100', title: '🟠 veh-0003 is off the VPN: connected → disconnected' }],
     });
     expect(posts[0]?.payload).not.toHaveProperty('blocks');
     expect(posts[0]?.raw).toContain('[vehicle veh-0003](https://fleetwatch.example.com/#/vehicle/veh-0003)');

@@ -80,7 +80,7 @@ describe('SlackNotifier delivery', () => {
     expect(post?.problems).toEqual([]);
     expect(post?.headers['content-type']).toBe('application/json');
     expect(post?.payload).toMatchObject({
-      text: ':large_orange_circle: veh-0003 lost its VPN connection: connected → disconnected',
+      text: ':large_orange_circle: veh-0003 is off the VPN: connected → disconnected',
       username: 'fleetwatch',
       channel: '#fleet',
       icon_emoji: ':robot_face:',
