@@ -119,6 +119,21 @@ describe('fleetwatch power', () => {
     );
   });
 
+  it('--timeout or --interval without --wait is a usage error, and nothing is sent', async () => {
+    const id = powerCapableVehicle('off');
+    for (const option of [
+      ['--timeout', '10s'],
+      ['--interval', '1s'],
+    ]) {
+      const run = await runCli(['power', 'on', id, ...option], env());
+      expect(run.code).toBe(ExitCode.usage);
+      expect(run.stderr).toBe(
+        `fleetwatch: option '${option[0]}' only applies with --wait; add --wait, or leave it out (add --help for usage)\n`,
+      );
+      expect(simulator.control.getVehicle(id)?.pendingCommand).toBeNull();
+    }
+  });
+
   it('a wrong secret is a one-line authentication error, exit 3, secret not shown', async () => {
     const run = await runCli(['vehicles'], { FLEETWATCH_CONFIG: config, FLEET_SECRET: 'wrong-secret-value' });
     expect(run.code).toBe(ExitCode.auth);

@@ -62,7 +62,19 @@ export function registerPowerCommand(program: Command, context: CliContext): voi
         'after',
         `\nExit status: 0 accepted (or, with --wait, done), 1 failed, 3 authentication failed,\n4 vehicle not found, not available to this client or not power-capable, 5 --wait timed out,\n6 forbidden for this client, 130 interrupted. A 200 in place of the spec's 202 is accepted, with a warning.`,
       )
-      .action(async (vehicleId: string, options: RequestOptions) => {
+      .action(async (vehicleId: string, options: RequestOptions, command: Command) => {
+        // Checked before anything is sent: without --wait these would be ignored, and the operator
+        // who typed them believes the command waits.
+        if (!options.wait) {
+          for (const name of ['timeout', 'interval'] as const) {
+            if (command.getOptionValueSource(name) === 'cli') {
+              command.error(`option '--${name}' only applies with --wait; add --wait, or leave it out`, {
+                exitCode: ExitCode.usage,
+                code: 'fleetwatch.optionNeedsWait',
+              });
+            }
+          }
+        }
         await requestPower(context, vehicleId, target, options);
       });
   }
