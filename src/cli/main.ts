@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { LOG_LEVELS } from '../config/schema.js';
 import { VERSION } from '../version.js';
 import { registerConfigCommand } from './commands/config.js';
 import { registerDemoCommand } from './commands/demo.js';
@@ -38,16 +39,7 @@ export function buildProgram(context: CliContext): Command {
     )
     .version(VERSION, '-V, --version')
     .option('-c, --config <path>', 'config file (default: $FLEETWATCH_CONFIG, else ./fleetwatch.yaml)')
-    .addOption(
-      new Option('--log-level <level>', 'log level').choices([
-        'trace',
-        'debug',
-        'info',
-        'warn',
-        'error',
-        'silent',
-      ]),
-    )
+    .addOption(new Option('--log-level <level>', 'log level').choices(LOG_LEVELS))
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({

@@ -68,9 +68,12 @@ export const redisSchema = z
     ...(cluster ? { cluster } : {}),
   }));
 
+/** The log levels of `log.level`, and of the CLI's `--log-level`. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
 export const logSchema = z
   .object({
-    level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+    level: z.enum(LOG_LEVELS).default('info'),
     format: z.enum(['auto', 'json', 'pretty']).default('auto'),
   })
   .strict();

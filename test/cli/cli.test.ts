@@ -182,6 +182,12 @@ describe('usage and configuration errors', () => {
     expect(run.stderr).toContain("unknown option '--colour'");
   });
 
+  it('--log-level takes every level log.level takes, fatal included', async () => {
+    const run = await runCli(['--log-level', 'fatal', 'config', 'check', '--quiet'], env());
+    expect(run.code).toBe(ExitCode.ok);
+    expect(run.stderr).toBe('');
+  });
+
   it('a malformed --timeout names what it expects', async () => {
     const run = await runCli(['power', 'on', 'veh-0001', '--wait', '--timeout', 'soon'], env());
     expect(run.code).toBe(ExitCode.usage);
