@@ -48,7 +48,14 @@ export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.en
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code;
+    const why =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : code === 'EISDIR'
+            ? 'it is a directory, not a file'
+            : (code ?? (error as Error).message);
     throw new ConfigError(path, [`cannot read the config file (${why}); pass --config or set ${CONFIG_ENV}`]);
   }
   return parseConfig(text, path, env);

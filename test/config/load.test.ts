@@ -193,6 +193,13 @@ describe('loadConfig', () => {
       /cannot read the config file \(no such file\)/,
     );
   });
+
+  it('says so when --config names a directory', () => {
+    const directory = mkdtempSync(join(tmpdir(), 'fw-config-dir-'));
+    expect(() => loadConfig(directory, {}, new SecretRegistry())).toThrow(
+      /cannot read the config file \(it is a directory, not a file\)/,
+    );
+  });
 });
 
 describe('parseDuration', () => {
