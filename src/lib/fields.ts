@@ -110,9 +110,25 @@ export function checkValue(quantity: Quantity, range: Range, input: unknown): Ch
   if (input === undefined) return { ok: false, problem: `is required (${expected})` };
   const value = quantity.read(input);
   if (value === undefined || !within(value, range)) {
-    return { ok: false, problem: `expected ${expected}; got ${shown(input)}` };
+    return {
+      ok: false,
+      problem: `expected ${expected}; got ${shown(input)}${secondsHint(quantity, range, input)}`,
+    };
   }
   return { ok: true, value };
+}
+
+/**
+ * A bare number is a duration in milliseconds; when the same number of seconds would have fitted,
+ * the writer most likely meant seconds (`interval: 30`), so the message says so.
+ */
+function secondsHint(quantity: Quantity, range: Range, input: unknown): string {
+  if (quantity !== DURATION) return '';
+  const text = typeof input === 'number' ? String(input) : typeof input === 'string' ? input.trim() : '';
+  if (!/^\d+(\.\d+)?$/.test(text)) return '';
+  return within(Number(text) * 1_000, range)
+    ? ` (a bare number is milliseconds; did you mean ${text}s?)`
+    : '';
 }
 
 /**

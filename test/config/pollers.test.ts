@@ -65,7 +65,7 @@ describe('the pollers config section', () => {
     ]);
     expect(problemsOf('pollers:\n  robot_lease: { enabled: 1, interval: 500 }\n  nope: {}\n')).toEqual([
       'pollers.robot_lease.enabled: expected true or false; got a number',
-      'pollers.robot_lease.interval: expected a duration between 1s and 1d, like 30s; got 500',
+      'pollers.robot_lease.interval: expected a duration between 1s and 1d, like 30s; got 500 (a bare number is milliseconds; did you mean 500s?)',
       'pollers: unknown field "nope" (expected one of vehicles, power, robots, robot_health, robot_feedback, robot_lease, robot_config, robot_command_queue, upstream)',
     ]);
     expect(

@@ -34,6 +34,30 @@ describe('bounded fields', () => {
     });
   });
 
+  it('ask, when a bare number of milliseconds is out of range but as many seconds are not, whether seconds were meant', () => {
+    const interval = { min: 1_000, max: 86_400_000 };
+    for (const input of [30, '30']) {
+      expect(checkValue(DURATION, interval, input)).toEqual({
+        ok: false,
+        problem:
+          'expected a duration between 1s and 1d, like 30s; got 30 (a bare number is milliseconds; did you mean 30s?)',
+      });
+    }
+    // No hint where seconds would not fit either, nor for a unit or another quantity.
+    expect(checkValue(DURATION, interval, 0)).toEqual({
+      ok: false,
+      problem: 'expected a duration between 1s and 1d, like 30s; got 0',
+    });
+    expect(checkValue(DURATION, interval, '30ms')).toEqual({
+      ok: false,
+      problem: 'expected a duration between 1s and 1d, like 30s; got 30ms',
+    });
+    expect(checkValue(COUNT, { min: 100, max: 200 }, 30)).toEqual({
+      ok: false,
+      problem: 'expected a whole number between 100 and 200; got 30',
+    });
+  });
+
   it('read what people write: units, milliseconds, and numbers that arrive as text', () => {
     expect(checkValue(DURATION, { min: 0, max: 86_400_000 }, '1.5h')).toEqual({ ok: true, value: 5_400_000 });
     expect(checkValue(DURATION, { min: 0, max: 86_400_000 }, 2_500)).toEqual({ ok: true, value: 2_500 });
