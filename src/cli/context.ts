@@ -7,7 +7,7 @@ import {
   redisEndpoint,
   waitForReady,
 } from '../lib/redis-connection.js';
-import { classifyRedisError, describeRefusal } from '../lib/redis-health.js';
+import { classifyRedisError, describeRefusal, isMissingDatabase } from '../lib/redis-health.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { secrets } from '../log/secrets.js';
 import { createUpstream, type Upstream } from '../upstream/index.js';
@@ -76,12 +76,14 @@ export class CliContext {
   /**
    * A Redis connection for the length of `use`, with a one-line error when Redis cannot be reached,
    * and a configuration error (exit 2) when it refuses the credentials of `redis.url` (a wrong
-   * password, none where one is needed, or an ACL that denies the user a command).
+   * password, none where one is needed, or an ACL that denies the user a command) or has no
+   * database of its number.
    */
   async withRedis<T>(use: (redis: RedisClient, config: Config) => Promise<T>): Promise<T> {
     const config = this.config();
     const target = describeRedisTarget(config.redis);
-    const refused = (error: unknown) => classifyRedisError(error) === 'authentication';
+    const refused = (error: unknown) =>
+      classifyRedisError(error) === 'authentication' || isMissingDatabase(error);
     const redis = createProducerConnection(redisEndpoint(config.redis), {
       name: 'fleetwatch-cli',
       logger: this.logger(),

@@ -18,7 +18,7 @@ import {
   retryDelay,
   waitForReady,
 } from '../lib/redis-connection.js';
-import { RedisHealth } from '../lib/redis-health.js';
+import { describeRefusal, isMissingDatabase, RedisHealth } from '../lib/redis-health.js';
 import { NOTHING_TO_RELOAD } from '../lib/reload.js';
 import { closeWorker, settlesWithin } from '../lib/shutdown.js';
 import { createMetrics, type Metrics, withNotificationHooks } from '../metrics/index.js';
@@ -130,7 +130,10 @@ export interface Daemon {
   readonly http?: HttpServer;
   /** Re-reads the config and applies its live sections (see reload.ts); never rejects. */
   reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
-  /** Why the daemon refused the store and stopped (`redis.shards` does not match it), if it did. */
+  /**
+   * Why the daemon refused the store and stopped (`redis.shards` does not match it, or the server
+   * has no database of `redis.url`'s number), if it did.
+   */
   readonly refused: string | undefined;
   /** Why the daemon stopped on its own (its poll thread ended), if it did. */
   readonly failed: string | undefined;
@@ -370,16 +373,29 @@ export function startDaemon(config: Config, options: DaemonOptions): Daemon {
   // start. So every part that uses Redis starts on its first `ready` (at once in practice; when
   // Redis is down at start, the connection's own warning says so and the parts start when it is
   // back). It rejects only when the connection is closed, at stop.
-  // A store laid out over another shard count is refused before any part writes to it.
+  // A store laid out over another shard count is refused before any part writes to it, and so is
+  // a server without the database `redis.url` names (ioredis would carry on in database 0).
   let refused: string | undefined;
-  const connected = Promise.all([waitForReady(producer), waitForReady(storeConnection)]).then(async () => {
-    const problem = await checkShardCount(producer, prefix, config.redis.shards, logger);
-    if (problem === undefined) return;
+  const refuse = (problem: string, fields: Record<string, unknown>): never => {
     refused = problem;
-    logger.error({ prefix, shards: config.redis.shards }, problem);
+    logger.error(fields, problem);
     void stop();
     throw new Error(problem);
-  });
+  };
+  const missingDatabase = { failOn: isMissingDatabase };
+  const connected = Promise.all([
+    waitForReady(producer, missingDatabase),
+    waitForReady(storeConnection, missingDatabase),
+  ]).then(
+    async () => {
+      const problem = await checkShardCount(producer, prefix, config.redis.shards, logger);
+      if (problem !== undefined) refuse(problem, { prefix, shards: config.redis.shards });
+    },
+    (error: unknown) => {
+      if (isMissingDatabase(error)) refuse(describeRefusal(error, target), { redis: target });
+      throw error;
+    },
+  );
   connected.catch(() => {});
   const afterRedis = { after: connected };
   /**

@@ -71,11 +71,24 @@ export function classifyRedisError(error: unknown): RedisFault {
 }
 
 /**
- * The one sentence for credentials Redis refused (`WRONGPASS`, `NOAUTH`, `NOPERM`), naming
- * `redis.url` and never its password: for the CLI's error and the daemon's log line.
+ * The server's answer when `redis.url` names a database it does not have (`/99` where it keeps
+ * 16). ioredis only reports it as a connection error and carries on in database 0, so the CLI and
+ * the daemon refuse to go on instead.
+ */
+export function isMissingDatabase(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /^ERR (DB index is out of range|invalid DB index)/i.test(message);
+}
+
+/**
+ * The one sentence for credentials Redis refused (`WRONGPASS`, `NOAUTH`, `NOPERM`) or a database
+ * it does not have, naming `redis.url` and never its password: for the CLI's error and the daemon's log line.
  */
 export function describeRefusal(error: unknown, target: string): string {
   const message = secrets.scrub(error instanceof Error ? error.message : String(error));
+  if (isMissingDatabase(error)) {
+    return `Redis at ${target} has no such database (${message}): the number at the end of redis.url must be one of the server's databases, 0 to its \`databases\` setting minus 1 (16 by default)`;
+  }
   if (message.startsWith('NOAUTH')) {
     return `Redis at ${target} requires a password and redis.url gives none (${message})`;
   }

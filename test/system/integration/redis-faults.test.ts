@@ -348,6 +348,53 @@ describe.skipIf(!redisServerAvailable())('credentials Redis refuses', () => {
   });
 });
 
+describe.skipIf(!redisServerAvailable())('a database the server does not have', () => {
+  let sim: Simulator;
+  let server: PrivateRedis;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    sim = await startSimulator({ vehicles: 1, robots: 0, seed: 4, behaviours: false });
+    server = await PrivateRedis.start();
+    admin = new Redis(server.url, { maxRetriesPerRequest: 1 });
+    admin.on('error', () => {});
+  });
+
+  afterAll(async () => {
+    admin?.disconnect();
+    await server?.dispose();
+    await sim?.close();
+  });
+
+  const says = /has no such database \(ERR DB index is out of range\): the number at the end of redis\.url/;
+
+  it('the CLI exits 2 with one line instead of reading database 0', async () => {
+    const prefix = uniquePrefix();
+    const file = writeSimulatorConfig(sim.url, `redis:\n  url: ${server.url}/99\n  prefix: ${prefix}\n`);
+    const run = await runCli(['events', 'list'], { FLEETWATCH_CONFIG: file, FLEET_SECRET: 'demo-secret' });
+    expect(run.code).toBe(ExitCode.usage);
+    const lines = run.stderr.split('\n').filter((line) => line !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^fleetwatch: Redis at ${server.url}/99 `));
+    expect(lines[0]).toMatch(says);
+  });
+
+  it('the daemon refuses it in one line and stops, writing nothing to database 0', async () => {
+    const prefix = uniquePrefix();
+    const { lines, logger } = captureJsonLog();
+    const config = testConfig(sim.url, prefix, { redis: { url: `${server.url}/99` } });
+    const fw = startDaemon(config, { logger });
+    try {
+      await fw.stopped;
+      expect(fw.refused).toMatch(says);
+      expect(lines.filter((line) => line.level === 50).map((line) => line.msg)).toEqual([fw.refused]);
+      expect(await admin.keys('*')).toEqual([]);
+    } finally {
+      await fw.stop();
+    }
+  });
+});
+
 describe.skipIf(!redisServerAvailable())('the Redis health check', () => {
   it('keeps one write in flight however often it is asked while Redis holds writes, and answers each ask in time', async () => {
     const server = await PrivateRedis.start();
