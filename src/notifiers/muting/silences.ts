@@ -130,6 +130,9 @@ function definedOnly(matchers: MatchSpec): MatchSpec {
 }
 
 export function silenceState(silence: Silence, now: number): SilenceState {
+  // A silence that ends when it starts never mutes: a pending one expired before it started
+  // (`createSilence` refuses endsAt <= startsAt, so nothing else is stored so).
+  if (Date.parse(silence.endsAt) <= Date.parse(silence.startsAt)) return 'expired';
   if (now < Date.parse(silence.startsAt)) return 'pending';
   return now < Date.parse(silence.endsAt) ? 'active' : 'expired';
 }

@@ -78,6 +78,9 @@ describe('silences', () => {
       endsAt: new Date(T0 + 2 * HOUR).toISOString(),
     });
     expect(silenceState(expireSilence(pending, T0), T0 + HOUR)).toBe('expired');
+    // Expired at once, not listed as pending until its start (and expiring it again is a no-op).
+    expect(silenceState(expireSilence(pending, T0), T0)).toBe('expired');
+    expect(expireSilence(expireSilence(pending, T0), T0 + MINUTE)).toEqual(expireSilence(pending, T0));
     const old = silence({ endsAt: new Date(T0 + 1).toISOString() });
     expect(expireSilence(old, T0 + HOUR)).toBe(old);
   });
