@@ -18,11 +18,14 @@ export interface ConfirmProps {
 export function Confirm(props: ConfirmProps) {
   const dialog = useRef<HTMLDialogElement>(null);
   const cancel = useRef<HTMLButtonElement>(null);
+  const confirm = useRef<HTMLButtonElement>(null);
   useEffect(() => {
     const element = dialog.current;
     if (element && !element.open) element.showModal();
-    // A destructive action is not one Enter away: focus starts on Cancel.
+    // A destructive action is not one Enter away: focus starts on Cancel. Otherwise Enter
+    // confirms: showModal focuses the first control, which is Cancel when the dialog has no field.
     if (props.destructive) cancel.current?.focus();
+    else if (document.activeElement === cancel.current) confirm.current?.focus();
     return () => element?.close();
   }, [props.destructive]);
   return (
@@ -48,7 +51,12 @@ export function Confirm(props: ConfirmProps) {
           <button type="button" ref={cancel} onClick={props.onCancel}>
             Cancel
           </button>
-          <button type="submit" class={props.destructive ? 'danger' : 'primary'} disabled={props.busy}>
+          <button
+            type="submit"
+            ref={confirm}
+            class={props.destructive ? 'danger' : 'primary'}
+            disabled={props.busy}
+          >
             {props.busy ? 'Working…' : props.confirmLabel}
           </button>
         </div>
