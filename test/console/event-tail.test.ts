@@ -50,6 +50,18 @@ describe('the console event tail helpers', () => {
     expect(prepend(list, [event(4)], 3)).toBe(list);
   });
 
+  it('shows a status pair by its text, as the receivers do, not as JSON', () => {
+    expect(
+      summarize({
+        severity: 'info',
+        previous: { status: 0, text: 'UNKNOWN' },
+        current: { status: 4, text: 'SUCCEEDED' },
+        deviceId: 'rb-1',
+      }),
+    ).toBe('UNKNOWN → SUCCEEDED');
+    expect(summarize({ severity: 'info', previous: { a: 1 }, current: null })).toBe('{"a":1} → —');
+  });
+
   it('summarizes the key data: previous → current, then the other fields', () => {
     expect(
       summarize({ severity: 'warning', previous: 'on', current: 'off', vehicleId: 'veh-1', since: 'x' }),

@@ -85,6 +85,12 @@ const SAID_ELSEWHERE = new Set(['severity', 'previous', 'current', 'vehicleId', 
 
 function short(value: unknown): string {
   if (value === null || value === undefined) return '—';
+  // A status pair (`{"status": 4, "text": "SUCCEEDED"}`) by its text, as the receivers write it.
+  if (typeof value === 'object' && !Array.isArray(value)) {
+    const record = value as Record<string, unknown>;
+    const text = record['text'] ?? record['status_text'];
+    if (typeof text === 'string' && text !== '') return short(text);
+  }
   if (typeof value === 'string') return value.length > 60 ? `${value.slice(0, 59)}…` : value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   const text = JSON.stringify(value);

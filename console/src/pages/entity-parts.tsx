@@ -5,6 +5,7 @@ import { Confirm } from '../components/confirm.js';
 import { ErrorLine } from '../components/error-line.js';
 import { Time } from '../components/time-cell.js';
 import { ApiError, api } from '../lib/api.js';
+import { summarize } from '../lib/event-tail.js';
 import { type EntityBase, type EntityKind, entityPath } from '../lib/fleet.js';
 import { href } from '../lib/router.js';
 import { type Access, mayOperate } from '../lib/session.js';
@@ -39,17 +40,6 @@ export interface LoggedEvent {
 
 interface EventPage {
   items: LoggedEvent[];
-}
-
-/** A value of an event's `previous`/`current`, in a few words. */
-function brief(value: unknown): string {
-  if (value === undefined) return '';
-  if (value === null) return 'none';
-  if (typeof value === 'object') {
-    const text = JSON.stringify(value);
-    return text.length > 80 ? `${text.slice(0, 77)}…` : text;
-  }
-  return String(value);
 }
 
 /**
@@ -138,9 +128,7 @@ export function Timeline({ subject, live }: { subject: string; live: LoggedEvent
                 </td>
                 <td class="mono">{event.type}</td>
                 <td>
-                  {event.data.previous !== undefined || event.data.current !== undefined
-                    ? `${brief(event.data.previous)} → ${brief(event.data.current)}`
-                    : ''}
+                  {summarize(event.data, 2)}
                   {muted ? <span class="hint"> · {muted.reason}</span> : null}
                 </td>
                 <td class={`wide-only severity-${event.data.severity ?? 'info'}`}>
