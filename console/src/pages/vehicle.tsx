@@ -80,6 +80,8 @@ export function VehiclePage({ route, access }: PageProps) {
         entity.refresh();
       },
       (error: unknown) => {
+        // The request itself failed: the progress line says so, and no green "requested" stays beside it.
+        setOutcome(undefined);
         const replaced = error instanceof ApiError && error.code === 'power_command_failed';
         setProgress({
           phase: 'done',
