@@ -74,6 +74,18 @@ const ACCESS_WORDS: Record<Access, string> = {
   admin: 'Needs a token of role admin (bearer, the Basic password in a browser, or its session).',
 };
 
+/**
+ * An admin change (`POST /-/reload`) takes neither Basic credentials (a browser resends cached
+ * ones with any page's form) nor the cookie without its CSRF header; only the queue UI's reads do.
+ */
+const ADMIN_CHANGE_SECURITY = [{ bearerAuth: [] }, { sessionCookie: [], csrfToken: [] }];
+const ADMIN_CHANGE_WORDS =
+  'Needs a token of role admin: bearer, or its session with the CSRF header (not Basic credentials).';
+
+function isAdminChange(route: RegisteredRoute): boolean {
+  return route.access === 'admin' && !['GET', 'HEAD'].includes(route.method.toUpperCase());
+}
+
 const DESCRIPTION = `The HTTP API of fleetwatch: the fleet as last observed, events and their live stream,
 incidents, silences, dead letters, receivers, vehicle power, and every operation of the robot
 gateway passed on to one robot.
@@ -194,9 +206,11 @@ function operationOf(schemas: Schemas, route: RegisteredRoute, doc: RouteDoc, pa
   const operation: Json = {
     operationId: doc.operationId ?? operationIdOf(route.method, path),
     summary: doc.summary,
-    description: [doc.description, ACCESS_WORDS[route.access]].filter(Boolean).join('\n\n'),
+    description: [doc.description, isAdminChange(route) ? ADMIN_CHANGE_WORDS : ACCESS_WORDS[route.access]]
+      .filter(Boolean)
+      .join('\n\n'),
     tags: [doc.tag],
-    security: SECURITY[route.access],
+    security: isAdminChange(route) ? ADMIN_CHANGE_SECURITY : SECURITY[route.access],
     'x-access': route.access,
   };
   if (parameters.length > 0) operation['parameters'] = parameters;

@@ -112,6 +112,10 @@ describe('GET /openapi.json', () => {
       { basicAuth: [] },
       { sessionCookie: [] },
     ]);
+    // The reload refuses Basic credentials and needs the CSRF header with the cookie.
+    const reload = document.paths['/-/reload']!['post']!;
+    expect(reload['security']).toEqual([{ bearerAuth: [] }, { sessionCookie: [], csrfToken: [] }]);
+    expect(reload['description']).toMatch(/not Basic/);
     // The login and its cookie are described, with the CSRF header a cookie's change needs.
     expect(document.paths['/api/session']!['post']!['requestBody']).toBeDefined();
     const schemes = document.components.securitySchemes;
