@@ -200,6 +200,13 @@ describe('GET /api/events/stream', () => {
     await viaQuery.close();
   });
 
+  it('refuses a query parameter it does not take, naming the ones it does', async () => {
+    const response = await fetch(`${base}/api/events/stream?since=0-0`);
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { error: { message: string } };
+    expect(body.error.message).toMatch(/unknown field "since".*type, subject, lastEventId/);
+  });
+
   it('answers HEAD with the headers, without following the log', async () => {
     // The streams of the tests before have gone.
     await eventually(

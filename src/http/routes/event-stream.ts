@@ -25,7 +25,9 @@ import { eventFilterFields } from './events.js';
  *   socket to drain before reading on.
  */
 
-const streamQuery = z.object({
+// Strict, as every other query: `?since=` (a parameter of /api/events) is refused by name rather
+// than ignored, which left the caller on the live tail without the replay it asked for.
+const streamQuery = z.strictObject({
   ...eventFilterFields,
   lastEventId: streamId.optional(),
 });
