@@ -580,7 +580,8 @@ function flushAll(state: GroupState, now: number, options: FlushOptions): Omit<F
       ...open,
       firstNotifiedAt: open.firstNotifiedAt ?? now,
       lastNotifiedAt: now,
-      dueAt: Math.max(now + state.repeatInterval, acknowledgedUntil(open, now)),
+      // An acknowledgement standing now holds the first reminder until it ends, and no longer.
+      dueAt: acknowledgedUntil(open, now) || now + state.repeatInterval,
     });
   }
   return {
@@ -726,7 +727,10 @@ export function acknowledge(
   const incidents = state.incidents.set(id, {
     ...open,
     ack,
-    ...(open.dueAt === undefined ? {} : { dueAt: Math.max(open.dueAt, untilMs) }),
+    // The next reminder is due when the acknowledgement ends, also before the repeat_interval
+    // would have made it due: an acknowledgement stops reminders for a while, it never postpones
+    // them beyond its end (acknowledging again replaces it, so a short one ends it sooner).
+    ...(open.dueAt === undefined ? {} : { dueAt: untilMs > now ? untilMs : open.dueAt }),
   });
   if (options.muted?.(open.event)) {
     return { ...state, incidents, ...remember(state, [event.id], now, windowOf(options)) };

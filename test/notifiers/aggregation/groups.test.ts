@@ -538,6 +538,25 @@ describe('acknowledgements', () => {
     expect(afterAck.notification?.events.map((event) => event.subject)).toEqual(['vehicle/a', 'vehicle/b']);
   });
 
+  it('let the reminders start again as soon as a short acknowledgement ends', () => {
+    let state = newGroup();
+    state = add(state, vpnLost('a'), T0);
+    ({ state } = flushed(state, T0 + 30 * SECOND));
+    // repeat_interval (4h) would remind at T0 + 4h 30s; acknowledged for 30 minutes at T0 + 1 min.
+    state = roundTrip(acknowledge(state, acked('a', T0 + MINUTE, T0 + 31 * MINUTE), T0 + MINUTE));
+    expect(state.incidents.get('vehicle/a#vpn')?.dueAt).toBe(T0 + 31 * MINUTE);
+    // The group's next notification shows the acknowledgement; no reminder until it ends.
+    ({ state } = flushed(state, T0 + 10 * MINUTE));
+    expect(reminders(state, T0 + 30 * MINUTE).notification).toBeUndefined();
+    const after = reminders(state, T0 + 31 * MINUTE);
+    expect(after.notification?.events.map((event) => event.subject)).toEqual(['vehicle/a']);
+    expect(after.notification?.reminder?.count).toBe(1);
+    // Acknowledging again replaces it: a shorter one ends it sooner.
+    let again = roundTrip(acknowledge(state, acked('a', T0 + 11 * MINUTE, T0 + 2 * HOUR), T0 + 11 * MINUTE));
+    again = roundTrip(acknowledge(again, acked('a', T0 + 12 * MINUTE, T0 + 20 * MINUTE), T0 + 12 * MINUTE));
+    expect(again.incidents.get('vehicle/a#vpn')?.dueAt).toBe(T0 + 20 * MINUTE);
+  });
+
   it('are taken once, only by a group holding the incident, and kept quiet while it is muted', () => {
     let state = newGroup();
     state = add(state, vpnLost('a'), T0);
@@ -548,9 +567,10 @@ describe('acknowledgements', () => {
       'vehicle.vpn.disconnected',
       'incident.acknowledged',
     ]);
-    // Announced with its firing event: the first reminder waits for the acknowledgement's end.
+    // Announced with its firing event: the first reminder is due when the acknowledgement ends,
+    // before repeat_interval would have made it due.
     const { state: after } = flushed(once, T0 + 30 * SECOND);
-    expect(after.incidents.get('vehicle/a#vpn')?.dueAt).toBe(T0 + 30 * SECOND + 4 * HOUR);
+    expect(after.incidents.get('vehicle/a#vpn')?.dueAt).toBe(T0 + 2 * HOUR);
     const long = flushed(acknowledge(state, acked('a', T0, T0 + 9 * HOUR), T0), T0 + 30 * SECOND);
     expect(long.state.incidents.get('vehicle/a#vpn')?.dueAt).toBe(T0 + 9 * HOUR);
 
