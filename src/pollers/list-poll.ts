@@ -73,7 +73,8 @@ export async function commitList<T, Options>(
   const rejected = list.ok ? list.value.rejected.map(entryOf) : [];
   const shardOf = (id: string | null) =>
     refs.length === 1 || id === null ? 0 : keys.shardOf(`${spec.kind}/${id}`);
-  const parts = refs.map(() => ({ listed: [] as string[], rejected: [] as RejectedEntry[] }));
+  const unnamed = rejected.filter((entry) => entry.id === null).length;
+  const parts = refs.map(() => ({ listed: [] as string[], rejected: [] as RejectedEntry[], unnamed }));
   if (list.ok) {
     for (const item of list.value.items) {
       const id = spec.idOf(item);

@@ -131,6 +131,25 @@ describe('vehicle membership', () => {
 });
 
 describe('robot membership', () => {
+  it('removes nobody while the list holds an element that names no robot: it may be the missing one', () => {
+    const script = new Script(robotMembershipDetector, { removeAfter: 2 });
+    const unnamed = { index: 1, id: null, code: 'invalid_payload', message: 'robot entry has no device_id' };
+    script.ok(0, ['dev-1', 'dev-2', 'dev-3']);
+    // dev-3 went for one list before dev-2's entry lost its id.
+    expect(script.ok(5, ['dev-1', 'dev-2'])).toEqual([]);
+    for (const t of [10, 20, 30])
+      expect(script.ok(t, { listed: ['dev-1'], rejected: [unnamed], unnamed: 1 })).toEqual([]);
+    expect(script.state).toMatchObject({ known: ['dev-1', 'dev-2', 'dev-3'] });
+    // The entry is whole again: dev-2 is back silently, dev-3's count goes on where it stopped.
+    expect(script.ok(40, ['dev-1', 'dev-2'])).toEqual([
+      {
+        type: EVENT.robotRemoved,
+        data: { severity: 'warning', deviceId: 'dev-3', missingSince: at(5), missedLists: 2 },
+      },
+    ]);
+    expect(script.all.map((event) => event.type)).toEqual([EVENT.robotRemoved]);
+  });
+
   it('shares the rules and names the robot in data.deviceId', () => {
     const script = new Script(robotMembershipDetector, { removeAfter: 2 });
     script.ok(0, ['dev-1']);

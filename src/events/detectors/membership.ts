@@ -22,7 +22,8 @@ import { type Clock, defineDetector, isoOf, isRecord, storedTimeSchema } from '.
  * The first list is the baseline: no `discovered` for what is already there. Afterwards a new id
  * is discovered at once; an id is removed after `removeAfter` consecutive lists without it, so
  * one odd list does not churn (reappearing before that resets its count, silently). A failed list
- * changes nothing. The drafts name the entity in `data.vehicleId` / `data.deviceId`: the caller
+ * changes nothing, and neither does a list holding an element that names no entity (`unnamed`)
+ * for the ids it misses: the element may be any of them. The drafts name the entity in `data.vehicleId` / `data.deviceId`: the caller
  * takes the CloudEvents subject from there (`toFleetEvent` does).
  */
 
@@ -71,7 +72,15 @@ type ListEntry = string | { id?: string; deviceId?: string };
 
 export type MembershipValue =
   | ReadonlyArray<ListEntry>
-  | { listed: ReadonlyArray<ListEntry>; rejected: readonly RejectedEntry[] };
+  | {
+      listed: ReadonlyArray<ListEntry>;
+      rejected: readonly RejectedEntry[];
+      /**
+       * Elements of the whole list (every shard's part) that name no entity: any known id missing
+       * from the list may be one of them, so none is counted missing while there are any.
+       */
+      unnamed?: number;
+    };
 
 export interface MembershipEvents {
   discovered(id: string): EventDraft;
@@ -122,6 +131,10 @@ function onList(
       events: [],
     };
 
+  // An element that names no entity may be any known one that is missing: a malformed record is
+  // no removal (a robot does not 'leave the list' because the gateway garbled its entry), so
+  // missing ids wait, their counts as they were, until the list names every element again.
+  const unnamed = isRecord(value) && typeof value.unnamed === 'number' ? value.unnamed : 0;
   const removeAfter = atLeastOne(options.removeAfter);
   const known = new Set(state.known);
   const missing = new Map(state.missing.map((entry) => [entry.id, entry]));
@@ -137,6 +150,11 @@ function onList(
       continue;
     }
     const before = missing.get(id);
+    if (unnamed > 0) {
+      nextKnown.push(id);
+      if (before) nextMissing.push(before);
+      continue;
+    }
     const count = (before?.count ?? 0) + 1;
     const since = before?.since ?? clock.at;
     if (count >= removeAfter) {
