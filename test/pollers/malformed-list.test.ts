@@ -107,12 +107,12 @@ describe('a malformed vehicle among 50', () => {
     expect(h.counters.errors('vehicles', 'invalid_payload')).toBe(3);
   });
 
-  it('an element that names no vehicle cannot be kept: it is counted, logged and shown, and the vehicle it was is removed', async () => {
+  it('an element that names no vehicle is counted, logged and shown, and removes nobody: any missing vehicle may be it', async () => {
     const { h } = a;
     h.sim.control.updateVehicle('veh-0049', { listFields: { id: null } });
     await h.tick('vehicles');
     await h.tick('vehicles');
-    expect(await h.newEvents()).toEqual(['vehicle.removed vehicle/veh-0049']);
+    expect(await h.newEvents()).toEqual([]);
     expect(h.counters.errors('vehicles', 'invalid_payload')).toBe(5);
     const page = await get<FleetPage<VehicleView>>('/api/vehicles');
     expect(page.list.rejected.elements).toEqual([
@@ -128,16 +128,17 @@ describe('a malformed vehicle among 50', () => {
 });
 
 describe('a robot list entry that names no device', () => {
-  it('is left out, counted and shown; the other robots stay', async () => {
+  it('is counted and shown, and removes no robot (it may be any of them): every robot stays', async () => {
     const { h } = a;
-    const [first, ...rest] = h.sim.control.state().robots;
-    h.sim.control.updateRobot(first!.deviceId, { listFields: { device_id: null } });
+    const robots = h.sim.control.state().robots;
+    const first = robots[0]!;
+    h.sim.control.updateRobot(first.deviceId, { listFields: { device_id: null } });
     await h.tick('robots');
     await h.tick('robots');
-    expect(await h.newEvents()).toEqual([`robot.removed robot/${first!.deviceId}`]);
+    expect(await h.newEvents()).toEqual([]);
     expect(h.counters.errors('robots', 'invalid_payload')).toBe(2);
     const page = await get<FleetPage<RobotView>>('/api/robots');
-    expect(page.items.map((item) => item.id)).toEqual(rest.map((robot) => robot.deviceId).sort());
+    expect(page.items.map((item) => item.id)).toEqual(robots.map((robot) => robot.deviceId).sort());
     expect(page.list.rejected).toEqual({
       count: 1,
       elements: [
