@@ -123,5 +123,8 @@ export function combineObservers(observers: ReadonlyArray<RequestObserver | unde
     request: (info) => {
       for (const observer of list) observer.request(info);
     },
+    unreadable: (info) => {
+      for (const observer of list) observer.unreadable?.(info);
+    },
   };
 }

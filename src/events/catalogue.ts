@@ -136,6 +136,8 @@ const upstreamWindow = z.strictObject({
   authFailures: z.number().int().nonnegative(),
   serverErrors: z.number().int().nonnegative(),
   timeouts: z.number().int().nonnegative(),
+  /** Answers with a success status but a body not as the spec says (events before it lack it). */
+  unreadable: z.number().int().nonnegative().optional(),
 });
 
 /** Bounds of the words of an acknowledgement (`incident.acknowledged`), in characters. */

@@ -61,11 +61,16 @@ function upstreamDegraded(name: string, data: FleetEvent['data']): string {
   >;
   const requests = count(window.requests);
   const refused = count(window.authFailures);
-  const failed = count(window.serverErrors) + count(window.timeouts);
+  const unreadable = count(window.unreadable);
+  const failed = count(window.serverErrors) + count(window.timeouts) + unreadable;
   const byRefusal = Array.isArray(data.reasons) && data.reasons.includes('auth_failures');
+  if (name === 'token' && byRefusal) {
+    // The issuer refusing the client credentials is fleetwatch's configuration, not an outage.
+    return `fleetwatch cannot authenticate: ${who} refuses its client credentials, ${refused} of ${requests} requests refused (400/401/403); check upstream.client_id and upstream.client_secret`;
+  }
   const detail = byRefusal
     ? `${refused} of ${requests} requests refused (401/403)`
-    : `${failed} of ${requests} requests failed (5xx or no answer)`;
+    : `${failed} of ${requests} requests failed (${unreadable > 0 ? '5xx, no answer, or an answer not as the spec says' : '5xx or no answer'})`;
   if (name === 'token') return `fleetwatch cannot authenticate: ${who} is failing, ${detail}`;
   if (byRefusal) return `fleetwatch is refused by ${who}: ${detail}`;
   return `${who} is failing: ${detail}`;
@@ -175,6 +180,18 @@ export function describeChange(event: Pick<FleetEvent, 'type' | 'data'>): string
   const hasCurrent = 'current' in data && data.current !== undefined;
   if (hasPrevious && hasCurrent) return `${renderValue(data.previous)} → ${renderValue(data.current)}`;
   if (hasCurrent) return renderValue(data.current);
+  return undefined;
+}
+
+/**
+ * What tells apart events of one type whose values are hidden, in a list of them: the part that
+ * changed (`loadedRoute`) or the power requested (`power off`), as the sentence says them.
+ */
+export function hiddenDetail(event: Pick<FleetEvent, 'type' | 'data'>): string | undefined {
+  if (!findEntry(event.type)?.hidesValues) return undefined;
+  const data = event.data;
+  if (typeof data.part === 'string') return data.part;
+  if (typeof data.requested === 'string') return `power ${data.requested}`;
   return undefined;
 }
 

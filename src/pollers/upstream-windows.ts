@@ -22,13 +22,15 @@ import { UPSTREAM_NAMES, type UpstreamName, upstreamOf } from '../upstream/names
  * (any answer but 401/403, 5xx or none) also counts as a good request of `token`: fleetwatch is
  * authenticated. While no token can be had, no such call is made.
  *
- * A call counts once, by its first attempt; its retries do not count again.
+ * A call counts once, by its first attempt; its retries do not count again. An answer with a
+ * success status whose body is not as the spec says (not JSON, or not its shape) counts as
+ * `unreadable` beside it: a garbling gateway is as broken as a failing one.
  */
 
-type Counts = UpstreamWindow;
+type Counts = Required<UpstreamWindow>;
 
 function emptyCounts(): Counts {
-  return { requests: 0, authFailures: 0, serverErrors: 0, timeouts: 0 };
+  return { requests: 0, authFailures: 0, serverErrors: 0, timeouts: 0, unreadable: 0 };
 }
 
 /**
@@ -37,7 +39,7 @@ function emptyCounts(): Counts {
  * (a 401 the fresh token recovered is none; one it did not is counted once).
  */
 export function countExchange(
-  counts: Counts,
+  counts: UpstreamWindow,
   info: Pick<RequestInfo, 'operation' | 'status' | 'auth'>,
 ): void {
   counts.requests += 1;
@@ -106,6 +108,7 @@ export class UpstreamWindows {
   /** Hand this to `createUpstream({observer})` (possibly combined with others). */
   readonly observer: RequestObserver = {
     request: (info) => this.record(info),
+    unreadable: (info) => this.recordUnreadable(info),
   };
 
   record(info: Pick<RequestInfo, 'operation' | 'status' | 'auth' | 'retry'>, at = this.#now()): void {
@@ -129,6 +132,24 @@ export class UpstreamWindows {
     const name = upstreamOf(info.operation);
     countExchange(countsOf(name), info);
     if (name !== 'token' && acceptedToken(info.status)) countsOf('token').requests += 1;
+  }
+
+  /**
+   * A call whose answer had a success status (so `record` counted it as good) but a body not as
+   * the spec says: a failure of its upstream all the same. Counted beside the exchange, in the
+   * window of now (the same as the exchange's, but for an answer read across a window's end).
+   */
+  recordUnreadable(info: Pick<RequestInfo, 'operation'>, at = this.#now()): void {
+    const window = this.windowAt(at);
+    let byName = this.#pending.get(window);
+    if (!byName) {
+      byName = new Map();
+      this.#pending.set(window, byName);
+    }
+    const name = upstreamOf(info.operation);
+    const counts = byName.get(name) ?? emptyCounts();
+    counts.unreadable += 1;
+    byName.set(name, counts);
   }
 
   /** Flushes every second until `stop`. */
@@ -194,6 +215,7 @@ export class UpstreamWindows {
           into.authFailures += counts.authFailures;
           into.serverErrors += counts.serverErrors;
           into.timeouts += counts.timeouts;
+          into.unreadable += counts.unreadable;
           target.set(name, into);
         }
       }
@@ -223,6 +245,7 @@ export class UpstreamWindows {
         authFailures: number('authFailures'),
         serverErrors: number('serverErrors'),
         timeouts: number('timeouts'),
+        unreadable: number('unreadable'),
       };
     });
     return out;

@@ -52,6 +52,11 @@ export class ApiTransport {
     return second;
   }
 
+  /** A call's success answer could not be read (`RequestObserver.unreadable`). */
+  unreadable(ctx: ErrorContext): void {
+    this.#http.unreadable(ctx);
+  }
+
   #sendWith(token: string, request: ApiRequest, auth: AuthAttempt): Promise<HttpResponse> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}` };
     let body: string | undefined;

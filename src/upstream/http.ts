@@ -62,6 +62,12 @@ export interface RequestInfo {
 
 export interface RequestObserver {
   request(info: RequestInfo): void;
+  /**
+   * A call's answer had its success status but a body that is not what the spec says (not JSON,
+   * or not its shape): told after `request` counted the exchange, which its status alone made a
+   * good one. The first attempt's answer only, as `request` counts a call once.
+   */
+  unreadable?(info: Pick<RequestInfo, 'operation' | 'target'>): void;
 }
 
 export interface HttpClientOptions {
@@ -300,6 +306,15 @@ export class HttpClient {
       clearTimeout(timer);
       unlink?.();
       release();
+    }
+  }
+
+  /** Tells the observer that a call's answer could not be read (see `RequestObserver.unreadable`). */
+  unreadable(ctx: Pick<ErrorContext, 'operation' | 'target'>): void {
+    try {
+      this.#observer?.unreadable?.({ operation: ctx.operation, target: ctx.target });
+    } catch (error) {
+      this.#logger?.warn({ err: error, operation: ctx.operation }, 'upstream request observer failed');
     }
   }
 

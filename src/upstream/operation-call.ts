@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { type ApiTransport, parseJson, statusError, validate } from './api.js';
 import type { UpstreamConfig } from './config.js';
-import { type ErrorContext, oneLine } from './errors.js';
+import { type ErrorContext, InvalidPayloadError, oneLine } from './errors.js';
 import type { HttpResponse } from './http.js';
 import {
   type ApiBases,
@@ -77,7 +77,14 @@ async function exchange<R extends Operation>(
     retry: attempt > 1 ? true : undefined,
   });
   if (!succeeded(operation, response.status)) throw statusError(ctx, response);
-  return readAnswer(operation, ctx, response, whole) as OperationResult<R>;
+  try {
+    return readAnswer(operation, ctx, response, whole) as OperationResult<R>;
+  } catch (error) {
+    // A success status with a body not as the spec says is an upstream failing as surely as a
+    // 5xx: its health windows count it (a call once, by its first attempt, as they count calls).
+    if (error instanceof InvalidPayloadError && attempt === 1) api.unreadable(ctx);
+    throw error;
+  }
 }
 
 export interface OperationClientOptions {

@@ -262,10 +262,12 @@ export class ClientCredentialsTokenProvider implements TokenProvider {
     try {
       json = JSON.parse(response.body);
     } catch {
+      this.#http.unreadable(ctx);
       throw new InvalidPayloadError(ctx, 'token response is not valid JSON', response.status);
     }
     const parsed = TOKEN_OPERATION.response.safeParse(json);
     if (!parsed.success) {
+      this.#http.unreadable(ctx);
       throw new InvalidPayloadError(ctx, summarizeIssues(parsed.error.issues), response.status);
     }
     const token = parsed.data.access_token;

@@ -72,7 +72,7 @@ describe('describeEvent', () => {
       });
     const counts = { requests: 14, authFailures: 0, serverErrors: 0, timeouts: 0 };
     expect(degraded('token', ['auth_failures'], { ...counts, authFailures: 14 })).toBe(
-      'fleetwatch cannot authenticate: the token issuer is failing, 14 of 14 requests refused (401/403)',
+      'fleetwatch cannot authenticate: the token issuer refuses its client credentials, 14 of 14 requests refused (400/401/403); check upstream.client_id and upstream.client_secret',
     );
     expect(degraded('token', ['error_ratio'], { ...counts, serverErrors: 12, timeouts: 2 })).toBe(
       'fleetwatch cannot authenticate: the token issuer is failing, 14 of 14 requests failed (5xx or no answer)',
@@ -82,6 +82,11 @@ describe('describeEvent', () => {
     );
     expect(degraded('robots', ['error_ratio'], { ...counts, requests: 600, serverErrors: 600 })).toBe(
       'the robot gateway is failing: 600 of 600 requests failed (5xx or no answer)',
+    );
+    expect(
+      degraded('robots', ['error_ratio'], { ...counts, requests: 40, serverErrors: 2, unreadable: 30 }),
+    ).toBe(
+      'the robot gateway is failing: 32 of 40 requests failed (5xx, no answer, or an answer not as the spec says)',
     );
     expect(
       describeEvent({

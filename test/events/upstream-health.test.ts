@@ -42,7 +42,7 @@ describe('upstream health', () => {
           since: at(60),
           consecutiveWindows: 2,
           reasons: ['error_ratio'],
-          window: failing,
+          window: { ...failing, unreadable: 0 },
           errorRatio: 0.6,
         },
       },
@@ -60,6 +60,16 @@ describe('upstream health', () => {
           durationMs: 180_000,
         },
       },
+    ]);
+  });
+
+  it('counts answers not as the spec says among the errors of the ratio', () => {
+    const script = upstream();
+    const garbled = { requests: 100, authFailures: 0, serverErrors: 0, timeouts: 0, unreadable: 60 };
+    script.ok(0, fine);
+    script.ok(60, garbled);
+    expect(script.ok(120, garbled)).toMatchObject([
+      { type: EVENT.upstreamDegraded, data: { reasons: ['error_ratio'], window: garbled, errorRatio: 0.6 } },
     ]);
   });
 

@@ -19,9 +19,27 @@ describe('upstream counting windows', () => {
     }
     await windows.flush();
     const counts = await windows.read(1_000);
-    expect(counts.token).toEqual({ requests: 6, authFailures: 0, serverErrors: 0, timeouts: 0 });
-    expect(counts.robots).toEqual({ requests: 9, authFailures: 2, serverErrors: 1, timeouts: 2 });
-    expect(counts.fleet).toEqual({ requests: 1, authFailures: 0, serverErrors: 0, timeouts: 0 });
+    expect(counts.token).toEqual({
+      requests: 6,
+      authFailures: 0,
+      serverErrors: 0,
+      timeouts: 0,
+      unreadable: 0,
+    });
+    expect(counts.robots).toEqual({
+      requests: 9,
+      authFailures: 2,
+      serverErrors: 1,
+      timeouts: 2,
+      unreadable: 0,
+    });
+    expect(counts.fleet).toEqual({
+      requests: 1,
+      authFailures: 0,
+      serverErrors: 0,
+      timeouts: 0,
+      unreadable: 0,
+    });
   });
 
   it('leaves a window of a failing issuer to its own answers: no token, no API call', async () => {
@@ -35,6 +53,7 @@ describe('upstream counting windows', () => {
       authFailures: 12,
       serverErrors: 12,
       timeouts: 0,
+      unreadable: 0,
     });
   });
 
@@ -54,6 +73,33 @@ describe('upstream counting windows', () => {
       authFailures: 0,
       serverErrors: 2,
       timeouts: 0,
+      unreadable: 0,
+    });
+  });
+
+  it('counts an answer whose body is not as the spec says beside its exchange, as a failure of its upstream', async () => {
+    const at = 15_000 * 4_000;
+    const windows = new UpstreamWindows({ redis, prefix, windowMs: 15_000, now: () => at });
+    for (let robot = 0; robot < 6; robot += 1) {
+      windows.record({ operation: 'robot.health', status: 200 }, at);
+      if (robot < 4) windows.observer.unreadable?.({ operation: 'robot.health' });
+    }
+    windows.observer.unreadable?.({ operation: 'oauth_token' });
+    await windows.flush();
+    const counts = await windows.read(4_000);
+    expect(counts.robots).toEqual({
+      requests: 6,
+      authFailures: 0,
+      serverErrors: 0,
+      timeouts: 0,
+      unreadable: 4,
+    });
+    expect(counts.token).toEqual({
+      requests: 6,
+      authFailures: 0,
+      serverErrors: 0,
+      timeouts: 0,
+      unreadable: 1,
     });
   });
 });

@@ -213,9 +213,9 @@ describe('one page per cause, against the simulator with 200 vehicles and 200 ro
     expect(await readAllEvents(log())).toEqual([]);
   }, 180_000);
 
-  for (const [status, reason] of [
-    [401, '401/403'],
-    [503, '5xx or no answer'],
+  for (const [status, says, reason] of [
+    [401, 'fleetwatch cannot authenticate: the token issuer refuses its client credentials', '400/401/403'],
+    [503, 'fleetwatch cannot authenticate: the token issuer is failing', '5xx or no answer'],
   ] as const) {
     it(`the token issuer answering ${status} for a minute: one page saying fleetwatch cannot authenticate, and its resolution`, async (context) => {
       printOnFailure(context, async () => `${replicas?.output(60)}\n${texts().join('\n---\n')}`);
@@ -227,7 +227,7 @@ describe('one page per cause, against the simulator with 200 vehicles and 200 ro
 
       const said = texts(posts);
       expect(said).toHaveLength(2);
-      expect(said[0]).toContain('fleetwatch cannot authenticate: the token issuer is failing');
+      expect(said[0]).toContain(says);
       expect(said[0]).toContain(reason);
       expect(said[1]).toContain('the token issuer has recovered');
       const events = await eventsSince(position);
@@ -240,33 +240,40 @@ describe('one page per cause, against the simulator with 200 vehicles and 200 ro
     }, 300_000);
   }
 
-  it('the robot gateway answering 503 to every robot for a minute: one upstream page; the robots are logged, inhibited', async (context) => {
-    printOnFailure(
-      context,
-      async () => `${replicas?.output(60)}\n${texts().join('\n---\n')}\n${await gatewayWindows()}`,
-    );
-    const position = await logPosition();
-    const posts = standin.received.length;
-    await outage({ errorRates: { '503': 1 }, scope: 'robots' }, { revokeTokens: false });
-    await standin.waitFor(posts + 2, 120_000);
-    await waitFor('nothing more to send', settled, (problem) => problem, { timeoutMs: 120_000 });
+  // A garbled answer with a 200 is the gateway failing as surely as a 503 (its windows count it).
+  for (const [answering, faults, reason] of [
+    ['503', { errorRates: { '503': 1 } }, '5xx or no answer'],
+    ['bodies that do not parse', { malformedRate: 1 }, 'an answer not as the spec says'],
+  ] as const) {
+    it(`the robot gateway answering ${answering} to every robot for a minute: one upstream page; the robots are logged, inhibited`, async (context) => {
+      printOnFailure(
+        context,
+        async () => `${replicas?.output(60)}\n${texts().join('\n---\n')}\n${await gatewayWindows()}`,
+      );
+      const position = await logPosition();
+      const posts = standin.received.length;
+      await outage({ ...faults, scope: 'robots' }, { revokeTokens: false });
+      await standin.waitFor(posts + 2, 120_000);
+      await waitFor('nothing more to send', settled, (problem) => problem, { timeoutMs: 120_000 });
 
-    const said = texts(posts);
-    expect(said).toHaveLength(2);
-    expect(said[0]).toContain('the robot gateway is failing');
-    expect(said[1]).toContain('the robot gateway has recovered');
-    const events = await eventsSince(position);
-    const down = events.filter(({ event }) => event.type === 'robot.health.down');
-    expect(down.length).toBeGreaterThan(0);
-    const marks = await new MuteMarks({ redis: admin, prefix }).read(events.map(({ event }) => event.id));
-    for (const { event } of down) {
-      expect(marks.get(event.id), event.subject).toMatchObject({
-        reason: 'inhibited',
-        by: 'upstream-robots',
-        source: { type: 'monitor.upstream.degraded', subject: 'upstream/robots' },
-      });
-    }
-    // Every robot event of the outage is in the log and none reached Slack.
-    expect(said.join('\n')).not.toMatch(/rb-\d{4}/);
-  }, 300_000);
+      const said = texts(posts);
+      expect(said).toHaveLength(2);
+      expect(said[0]).toContain('the robot gateway is failing');
+      expect(said[0]).toContain(reason);
+      expect(said[1]).toContain('the robot gateway has recovered');
+      const events = await eventsSince(position);
+      const down = events.filter(({ event }) => event.type === 'robot.health.down');
+      expect(down.length).toBeGreaterThan(0);
+      const marks = await new MuteMarks({ redis: admin, prefix }).read(events.map(({ event }) => event.id));
+      for (const { event } of down) {
+        expect(marks.get(event.id), event.subject).toMatchObject({
+          reason: 'inhibited',
+          by: 'upstream-robots',
+          source: { type: 'monitor.upstream.degraded', subject: 'upstream/robots' },
+        });
+      }
+      // Every robot event of the outage is in the log and none reached Slack.
+      expect(said.join('\n')).not.toMatch(/rb-\d{4}/);
+    }, 300_000);
+  }
 });

@@ -14,8 +14,8 @@ import {
 /**
  * The monitor's own upstream client (token issuer, fleet API, robot gateway), observed as request
  * counts per window. A window is bad when 401/403 answers reach `authFailures` (a token or
- * permission storm), or when it has at least `minRequests` requests and (5xx + time-outs) /
- * requests reaches `errorRatio`; it is good otherwise, except that a window with no requests, or
+ * permission storm), or when it has at least `minRequests` requests and (5xx + time-outs +
+ * unreadable answers) / requests reaches `errorRatio`; it is good otherwise, except that a window with no requests, or
  * with errors but fewer than `minRequests` requests, says nothing and is skipped.
  *
  * `monitor.upstream.degraded` after `failureThreshold` consecutive bad windows (with the reasons
@@ -29,6 +29,8 @@ export interface UpstreamWindow {
   authFailures: number;
   serverErrors: number;
   timeouts: number;
+  /** Answers with a success status whose body was not as the spec says (absent in older windows). */
+  unreadable?: number;
 }
 
 export interface UpstreamHealthState {
@@ -54,6 +56,7 @@ function windowOf(value: unknown): UpstreamWindow | undefined {
     authFailures: countOf(value.authFailures) ?? 0,
     serverErrors: countOf(value.serverErrors) ?? 0,
     timeouts: countOf(value.timeouts) ?? 0,
+    unreadable: countOf(value.unreadable) ?? 0,
   };
 }
 
@@ -62,7 +65,7 @@ type Verdict =
   | { kind: 'good' | 'skip' };
 
 function judge(window: UpstreamWindow, options: UpstreamHealthOptions): Verdict {
-  const errors = window.serverErrors + window.timeouts;
+  const errors = window.serverErrors + window.timeouts + (window.unreadable ?? 0);
   const ratio = window.requests > 0 ? errors / window.requests : 0;
   const reasons: ('error_ratio' | 'auth_failures')[] = [];
   if (window.requests >= Math.max(1, options.minRequests) && ratio >= options.errorRatio)
