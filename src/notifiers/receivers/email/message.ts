@@ -5,6 +5,7 @@ import {
   describeEvent,
   describeEvents,
   entityOf,
+  hiddenDetail,
   sinceOf,
 } from '../../../events/describe.js';
 import { incidentRefOf } from '../../../events/incident-ref.js';
@@ -170,6 +171,8 @@ function compactLine(event: FleetEvent, withChange: boolean): string {
   const parts = [piece(shortenId(entityOf(event.subject).id, ID_SHARE), ID_SHARE)];
   const change = withChange ? describeChange(event) : undefined;
   if (change) parts.push(piece(change, VALUE_SHARE));
+  const detail = hiddenDetail(event);
+  if (detail) parts.push(piece(detail, VALUE_SHARE));
   parts.push(timingOf(event));
   return parts.join(' · ');
 }

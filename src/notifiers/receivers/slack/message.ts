@@ -6,6 +6,7 @@ import {
   describeEvent,
   describeEvents,
   entityOf,
+  hiddenDetail,
   type Noun,
   sinceOf,
 } from '../../../events/describe.js';
@@ -242,6 +243,8 @@ function compactLine(event: FleetEvent, withChange: boolean, m: Markup): string 
   const change = withChange ? describeChange(event) : undefined;
   const parts = [`• ${m.code(shortenId(entity.id, ID_SHARE))}`];
   if (change) parts.push(m.text(truncate(change, VALUE_SHARE)));
+  const detail = hiddenDetail(event);
+  if (detail) parts.push(m.text(truncate(detail, VALUE_SHARE)));
   parts.push(timingOf(event, m));
   return parts.join(' · ');
 }

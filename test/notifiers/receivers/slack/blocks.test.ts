@@ -196,6 +196,25 @@ describe('buildSlackMessage: a group', () => {
     expectWithinLimits(built);
   });
 
+  it('tells apart events whose values are hidden by what they say: the part, the power requested', () => {
+    const changed = (part: string, offsetMs: number) =>
+      event(
+        'robot.config.changed',
+        'rb-0001',
+        { severity: 'info', part, previous: 'a1', current: 'b2' },
+        offsetMs,
+      );
+    const built = buildSlackMessage(notification([changed('activeSite', 0), changed('loadedRoute', 1_000)]));
+    const lines = allText(built)
+      .split('\n')
+      .filter((line) => line.startsWith('•'));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toContain('`rb-0001` · activeSite · ');
+    expect(lines[1]).toContain('`rb-0001` · loadedRoute · ');
+    // The hashes stay out.
+    expect(allText(built)).not.toContain('b2');
+  });
+
   it('lists the first 100 of 500 and ends with "…and 400 more"', () => {
     const built = buildSlackMessage(notification(vehicles(500)));
     expect(header(built)).toBe(':large_orange_circle: 500 vehicles are off the VPN');
