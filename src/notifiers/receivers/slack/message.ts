@@ -86,7 +86,11 @@ export function buildMessageModel(
   const parts: MessagePart[] = [];
   if (firing.length > 0 || resolved.length === 0) {
     const prefix = reminder ? `Still firing (reminder ${reminder.count}): ` : '';
-    parts.push(partOf(firing, highestSeverity(firing, notification.severity), prefix, markup, maxListed));
+    // A reminder tells how long it has lasted by now, not how long it had when it fired.
+    const asOf = reminder ? Date.parse(notification.createdAt) : undefined;
+    parts.push(
+      partOf(firing, highestSeverity(firing, notification.severity), prefix, markup, maxListed, asOf),
+    );
   }
   if (resolved.length > 0) parts.push(partOf(resolved, 'resolved', 'Resolved: ', markup, maxListed));
   const first = events[0];
@@ -110,6 +114,7 @@ function partOf(
   prefix: string,
   markup: Markup,
   maxListed: number,
+  asOf?: number,
 ): MessagePart {
   const title = prefix + describeEvents(events);
   const first = events[0];
@@ -118,7 +123,7 @@ function partOf(
     return {
       tone,
       title,
-      fields: first ? detailFields(first, markup) : [],
+      fields: first ? detailFields(first, markup, asOf) : [],
       ...(typeof summary === 'string' && summary !== '' ? { text: markup.text(summary) } : {}),
       lines: [],
       sentences: [],
@@ -146,7 +151,7 @@ function partOf(
 // --- one event ----------------------------------------------------------------------------------
 
 /** Who, what changed, since when, for how long. */
-function detailFields(event: FleetEvent, m: Markup): MessageField[] {
+function detailFields(event: FleetEvent, m: Markup, asOf?: number): MessageField[] {
   const data = event.data;
   const entity = entityOf(event.subject);
   const fields: MessageField[] = [
@@ -162,8 +167,10 @@ function detailFields(event: FleetEvent, m: Markup): MessageField[] {
   const since = sinceOf(event);
   if (since) add('Since', m.date(since));
   if (typeof data.durationMs === 'number') add('Duration', describeDuration(data.durationMs));
-  if (typeof data.pendingForMs === 'number') add('Pending for', describeDuration(data.pendingForMs));
-  if (typeof data.ageMs === 'number') add('Report age', describeDuration(data.ageMs));
+  // Measured when the event was made; `asOf` (a reminder's time) adds what has passed since.
+  const passed = asOf === undefined ? 0 : Math.max(0, asOf - Date.parse(event.time)) || 0;
+  if (typeof data.pendingForMs === 'number') add('Pending for', describeDuration(data.pendingForMs + passed));
+  if (typeof data.ageMs === 'number') add('Report age', describeDuration(data.ageMs + passed));
   const error = errorOf(data.lastError ?? data.error);
   if (error) add('Last error', m.text(truncate(error, VALUE_SHARE)));
   // An acknowledgement (`incident.acknowledged`): who, why, until when.

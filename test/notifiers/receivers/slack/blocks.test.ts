@@ -138,6 +138,23 @@ describe('buildSlackMessage: one event', () => {
     expectWithinLimits(built);
   });
 
+  it('tells on a reminder how long a command has been pending by now, not when it fired', () => {
+    const stuck = event('vehicle.power.command_stuck', 'veh-0003', {
+      severity: 'warning',
+      requested: 'off',
+      current: 'on',
+      pendingSince: '2026-03-04T09:59:30.000Z',
+      pendingForMs: 30_000,
+    });
+    const fields = (built: SlackMessage) => allText(built);
+    expect(fields(buildSlackMessage(notification([stuck])))).toContain('*Pending for*\n30s');
+    const reminder = notification([stuck], {
+      reminder: { firstNotifiedAt: '2026-03-04T10:00:00.000Z', count: 4 },
+      createdAt: '2026-03-04T10:01:02.000Z',
+    });
+    expect(fields(buildSlackMessage(reminder))).toContain('*Pending for*\n1m 32s');
+  });
+
   it('escapes mrkdwn control characters, so an id cannot ping a channel', () => {
     const built = buildSlackMessage(notification([vpnLost('<!channel> & `x`')]));
     // The header is plain_text, which Slack does not parse; everything else is mrkdwn.
