@@ -84,6 +84,18 @@ function paceDetail(event: Pick<FleetEvent, 'type' | 'data'>): string {
 }
 
 /**
+ * `monitor.receiver.disabled`: what the receiver answered, and the way back (its notifications
+ * wait in the dead letters meanwhile).
+ */
+function receiverDetail(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): string {
+  if (event.type !== EVENT.receiverDisabled) return '';
+  const name = event.subject.slice(event.subject.indexOf('/') + 1);
+  const reason =
+    typeof event.data.reason === 'string' && event.data.reason !== '' ? ` (${event.data.reason})` : '';
+  return `${reason}; its notifications wait as dead letters: run fleetwatch receiver enable ${name}, then fleetwatch dlq replay --all --receiver ${name}`;
+}
+
+/**
  * One human sentence for an event: `veh-0003 is off the VPN`, `veh-0003 reports a new power
  * state: off → on`. Used by the console printer and as the plain-text fallback of notifications.
  * The monitor's own upstreams are named for people (`the token issuer has recovered`).
@@ -98,7 +110,9 @@ export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data
     ? (UPSTREAM_NAMES[id] ?? `upstream ${id}`)
     : event.subject.startsWith('poller/')
       ? `poller ${id}`
-      : id;
+      : event.subject.startsWith('receiver/')
+        ? `receiver ${id}`
+        : id;
   const entry = findEntry(event.type);
   const phrase = entry?.says.one ?? event.type;
   const data = event.data;
@@ -110,7 +124,7 @@ export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data
         ? `: power ${data.requested}`
         : '';
   const duration = typeof data.durationMs === 'number' ? ` after ${describeDuration(data.durationMs)}` : '';
-  return `${entity} ${phrase}${part}${change}${duration}${paceDetail(event)}`;
+  return `${entity} ${phrase}${part}${change}${duration}${paceDetail(event)}${receiverDetail(event)}`;
 }
 
 /**

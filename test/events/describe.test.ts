@@ -97,6 +97,18 @@ describe('describeEvent', () => {
     ).toBe('the token issuer has recovered: degraded → healthy after 1m 02s');
   });
 
+  it('names a disabled receiver as a receiver, with its answer and the way back', () => {
+    expect(
+      describeEvent({
+        type: 'monitor.receiver.disabled',
+        subject: 'receiver/hook',
+        data: { severity: 'critical', receiver: 'hook', kind: 'webhook', reason: 'HTTP 410: gone' },
+      }),
+    ).toBe(
+      'receiver hook was disabled: it answered that it is gone for good (HTTP 410: gone); its notifications wait as dead letters: run fleetwatch receiver enable hook, then fleetwatch dlq replay --all --receiver hook',
+    );
+  });
+
   it('says how far behind its interval a poller is, and when it keeps it again', () => {
     const data = { previous: 'on_pace', current: 'behind', shards: 250, coalesced: 40, waiting: 31 };
     expect(
