@@ -47,6 +47,8 @@ interface EntityPoll<
    * and reused by the pipeline) and this poller's settings. Default: all of them.
    */
   select?(ctx: PollContext, targets: EntityTarget[], settings: z.output<Settings>): EntityTarget[];
+  /** Error codes of `read` that answer about the facet, not failures (see `PipelineSpec.answers`). */
+  answers?: readonly string[];
 }
 
 /**
@@ -95,6 +97,7 @@ export function defineEntityPoller<
         detector: definition.detector,
         // Left out only where the detector accepts undefined (see OptionsOf).
         options: definition.options?.(ctx) as Options,
+        ...(definition.answers ? { answers: definition.answers } : {}),
       });
       try {
         await mapLimit(targets, ctx.fetchConcurrency, async (target, position) => {

@@ -69,6 +69,12 @@ export interface PipelineSpec<State, Value, Options> {
    * errors are still counted and kept as each facet's last error.
    */
   quiet?: boolean;
+  /**
+   * Error codes that are an answer about the facet rather than a failure (power's 404: no power
+   * control): counted and kept as the last error like any other, but left out of the warn line,
+   * which would otherwise repeat for every re-check of a vehicle without power control.
+   */
+  answers?: readonly string[];
 }
 
 export interface PipelineResult {
@@ -360,7 +366,7 @@ export class ObservationPipeline {
 
   /** `inputs`: the failed observations (any others are skipped) of `of` in all. */
   #reportErrors<Value>(
-    { poller, quiet }: Pick<PipelineSpec<unknown, Value, unknown>, 'poller' | 'quiet'>,
+    { poller, quiet, answers }: Pick<PipelineSpec<unknown, Value, unknown>, 'poller' | 'quiet' | 'answers'>,
     inputs: ReadonlyArray<Pick<ObservationInput<Value>, 'ref' | 'observation'>>,
     of: number,
   ): void {
@@ -370,9 +376,11 @@ export class ObservationPipeline {
     for (const { ref, observation } of inputs) {
       if (observation.ok) continue;
       const { error } = observation;
-      failed += 1;
-      byCode[error.code] = (byCode[error.code] ?? 0) + 1;
-      example ??= { kind: ref.kind, id: ref.id, ...error };
+      if (!answers?.includes(error.code)) {
+        failed += 1;
+        byCode[error.code] = (byCode[error.code] ?? 0) + 1;
+        example ??= { kind: ref.kind, id: ref.id, ...error };
+      }
       try {
         this.#hooks?.observationError?.({ poller, ref, error });
       } catch (hookError) {

@@ -53,6 +53,8 @@ export const powerPoller = defineEntityPoller({
   detector: vehiclePowerDetector,
   options: (ctx) => ctx.detectors.vehiclePower,
   read: (ctx, id, signal) => ctx.upstream.fleet.getPowerStatus(id, { signal }),
+  // A 404 says the vehicle has no power control (or left the list): what the detector is for.
+  answers: ['not_found'],
   select: (ctx, targets, settings) => {
     const now = ctx.now();
     return targets.filter((target) => {

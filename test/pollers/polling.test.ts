@@ -18,6 +18,7 @@ import { PollScheduler, scheduledPollers, type TickPace } from '../../src/poller
 import { pollQueueName } from '../../src/queues/names.js';
 import { bullPrefix } from '../../src/store/keys.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
+import { captureJsonLog } from '../support/json-log.js';
 import { redisUrl } from '../support/redis.js';
 import { createHarness, type Harness } from './harness.js';
 
@@ -122,6 +123,31 @@ describe('not power-capable vehicles', () => {
     });
     expect(Date.parse(record?.lastPolledAt ?? '')).toBeGreaterThan(Date.parse(record?.observedAt ?? ''));
     expect(await h.newEvents()).toEqual([]);
+  });
+
+  it('answer 404 without a warn line: it is their answer, not a failed poll; other failures still warn', async () => {
+    const log = captureJsonLog('debug');
+    const own = await createHarness({ empty: true, logger: log.logger });
+    try {
+      const fresh = new Date().toISOString();
+      own.sim.control.addVehicle({ id: 'Q-1', vpnConnected: true, updatedAt: fresh, powerCapable: true });
+      own.sim.control.addVehicle({ id: 'Q-2', vpnConnected: true, updatedAt: fresh, powerCapable: false });
+      await own.tick('vehicles');
+      await own.tick('power');
+      const warned = () => log.lines.filter((line) => line.msg === 'observations failed (not state changes)');
+      expect(warned()).toEqual([]);
+      // Still told at debug, one line per entity.
+      expect(log.lines.filter((line) => line.msg === 'observation failed' && line.id === 'Q-2')).toHaveLength(
+        1,
+      );
+      own.sim.control.setFaults({ errorRates: { '500': 1 }, scope: 'v1' });
+      own.advance(30_000);
+      await own.tick('power');
+      own.sim.control.clearFaults();
+      expect(warned().map((line) => line.poller)).toEqual(['power']);
+    } finally {
+      await own.close();
+    }
   });
 
   it('raise vehicle.power.supported when they answer again, and are polled as usual from then on', async () => {
