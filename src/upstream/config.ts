@@ -8,6 +8,25 @@ import { httpUrlSchema } from '../lib/http-url.js';
 /** Trailing slashes dropped, so paths can be appended as they are. */
 const httpUrl = httpUrlSchema.transform((value) => value.replace(/\/+$/, ''));
 
+/**
+ * The service root, without the interface's own prefix: fleetwatch appends `/v1/vehicles…` to
+ * `base_url` (whose root plus `/` is also the token audience) and `/api/robots`, `/api/platform/…`
+ * to `robot_base_url`. A URL that already ends in one of those parts would be asked for the wrong
+ * paths (every robot "not found") or the wrong audience (the issuer answers 403), so it is refused
+ * with what was expected.
+ */
+const serviceRoot = (prefixes: readonly string[], appended: string) =>
+  httpUrl.superRefine((value, ctx) => {
+    const path = new URL(value).pathname.replace(/\/+$/, '').toLowerCase();
+    const extra = prefixes.find((prefix) => path.endsWith(prefix));
+    if (extra === undefined) return;
+    const root = value.toLowerCase().endsWith(extra) ? `, such as ${value.slice(0, -extra.length)}` : '';
+    ctx.addIssue({
+      code: 'custom',
+      message: `expected the service root, without ${extra} (fleetwatch adds ${appended})${root}; got ${value}`,
+    });
+  });
+
 /** A credential: text with something in it (a blank one would only fail later, at the token issuer). */
 const credential = (what: string) =>
   z
@@ -49,8 +68,11 @@ export const tokenSchema = z
 
 export const upstreamSchema = z
   .object({
-    base_url: httpUrl,
-    robot_base_url: httpUrl,
+    base_url: serviceRoot(['/v1/vehicles', '/v1'], '/v1/vehicles…'),
+    robot_base_url: serviceRoot(
+      ['/api/robots', '/api/platform', '/api', '/v2'],
+      '/api/robots and /api/platform/{deviceId}/v2/…',
+    ),
     auth_url: httpUrl,
     client_id: credential('the client id issued by the fleet operator'),
     client_secret: credential('the client secret issued by the fleet operator'),

@@ -279,13 +279,17 @@ export class InvalidPayloadError extends UpstreamError {
   }
 }
 
-/** The token issuer refused the client credentials (400/401/403 from `/oauth/token`). */
+/**
+ * The token issuer refused the client credentials (400/401/403 from `/oauth/token`). A 403 names
+ * the audience asked for: the credentials were fine, the audience (`base_url` + `/`) was not.
+ */
 export class AuthenticationError extends UpstreamError {
   readonly clientId: string;
 
-  constructor(clientId: string, status: number, oauthError?: string) {
+  constructor(clientId: string, status: number, oauthError?: string, audience?: string) {
     const why = oauthError ? `${status} ${oauthError}` : String(status);
-    super(`authentication failed: the token issuer rejected client "${clientId}" (${why})`, {
+    const asked = status === 403 && audience !== undefined ? ` for audience "${audience}"` : '';
+    super(`authentication failed: the token issuer rejected client "${clientId}"${asked} (${why})`, {
       operation: TOKEN_OPERATION_ID,
       status,
       retryable: false,

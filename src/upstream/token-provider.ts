@@ -248,7 +248,12 @@ export class ClientCredentialsTokenProvider implements TokenProvider {
         });
         if (succeeded(TOKEN_OPERATION, res.status)) return res;
         if (res.status === 400 || res.status === 401 || res.status === 403) {
-          throw new AuthenticationError(config.client_id, res.status, oauthErrorCode(res.body));
+          throw new AuthenticationError(
+            config.client_id,
+            res.status,
+            oauthErrorCode(res.body),
+            grant.audience,
+          );
         }
         throw errorForStatus(ctx, res.status, { retryAfterMs: parseRetryAfter(res.headers['retry-after']) });
       },

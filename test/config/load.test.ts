@@ -76,6 +76,24 @@ describe('parseConfig', () => {
     expect(problemsOf(`${VALID}console:\n  link: x\n`)[0]).toContain('console');
   });
 
+  it('refuses a base_url or robot_base_url that already holds the path fleetwatch adds', () => {
+    const withUrls = (base: string, robots: string) =>
+      VALID.replace('https://fleet.example.com/', base).replace('https://robots.example.com', robots);
+    expect(problemsOf(withUrls('http://host/v1', 'http://host/api'))).toEqual([
+      'upstream.base_url: expected the service root, without /v1 (fleetwatch adds /v1/vehicles…), such as http://host; got http://host/v1',
+      'upstream.robot_base_url: expected the service root, without /api (fleetwatch adds /api/robots and /api/platform/{deviceId}/v2/…), such as http://host; got http://host/api',
+    ]);
+    expect(problemsOf(withUrls('http://host/fleet/v1/', 'http://host/v2'))).toEqual([
+      'upstream.base_url: expected the service root, without /v1 (fleetwatch adds /v1/vehicles…), such as http://host/fleet; got http://host/fleet/v1',
+      'upstream.robot_base_url: expected the service root, without /v2 (fleetwatch adds /api/robots and /api/platform/{deviceId}/v2/…), such as http://host; got http://host/v2',
+    ]);
+    // A root under a path of its own is a root.
+    const rooted = parseConfig(withUrls('http://host/fleet', 'http://host/robots'), 't', {
+      FLEET_SECRET: 'abcdefgh',
+    });
+    expect(rooted.upstream.robot_base_url).toBe('http://host/robots');
+  });
+
   it('names the field and the reason for each problem', () => {
     const text = VALID.replace('https://fleet.example.com/', 'ftp://fleet').replace(
       '  client_id: fleetwatch\n',

@@ -233,8 +233,10 @@ describe('token issuer errors', () => {
       ]);
       const error = await failure(upstream.fleet.listVehicles());
       expect(error).toBeInstanceOf(AuthenticationError);
+      // A 403 is the issuer refusing the audience (base_url + "/"): the message names it.
+      const audience = status === 403 ? ` for audience "${fake.url}/"` : '';
       expect(error.message).toBe(
-        `authentication failed: the token issuer rejected client "${CLIENT_ID}" (${status} invalid_client)`,
+        `authentication failed: the token issuer rejected client "${CLIENT_ID}"${audience} (${status} invalid_client)`,
       );
       expect(error.code).toBe('authentication_failed');
       expect(error.retryable).toBe(false);
