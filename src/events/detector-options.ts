@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { countField, durationField, numberField } from '../lib/fields.js';
+import { unknownNames } from '../lib/issues.js';
+import { UPSTREAM_ERROR_CODES, type UpstreamErrorCode } from '../upstream/errors.js';
 
 /**
  * Detector options: the `detectors:` section of the config file (snake_case, durations written
@@ -20,6 +22,12 @@ const thresholds = (failure: number, success: number) => ({
   success_threshold: count(success),
 });
 
+/**
+ * The codes an observation error can carry (`toObservationError`): the upstream client's, and
+ * `internal` for a fault of fleetwatch's own.
+ */
+export const OBSERVATION_ERROR_CODES: readonly string[] = [...UPSTREAM_ERROR_CODES, 'internal'];
+
 /** Error codes (ObservationError.code) that count as "unreachable" on power status. */
 export const DEFAULT_UNREACHABLE_CODES = [
   'timeout',
@@ -27,10 +35,21 @@ export const DEFAULT_UNREACHABLE_CODES = [
   'bad_gateway',
   'service_unavailable',
   'gateway_timeout',
-  'http_502',
-  'http_503',
-  'http_504',
-] as const;
+] as const satisfies readonly UpstreamErrorCode[];
+
+/** One of `OBSERVATION_ERROR_CODES`; `http_503` and the like point at `statuses`, where a status goes. */
+const observationErrorCode = z
+  .string({ error: 'expected an error code such as timeout' })
+  .superRefine((code, ctx) => {
+    if (OBSERVATION_ERROR_CODES.includes(code)) return;
+    const status = /^http_(\d{3})$/.exec(code)?.[1];
+    ctx.addIssue({
+      code: 'custom',
+      message: status
+        ? `unknown error code "${code}"; an HTTP status goes in statuses (${status})`
+        : unknownNames('error code', [code], OBSERVATION_ERROR_CODES),
+    });
+  });
 
 export const DEFAULT_UNREACHABLE_STATUSES = [502, 503, 504] as const;
 
@@ -47,7 +66,7 @@ export const detectorOptionsSchema = z.strictObject({
       ...thresholds(3, 1),
       /** Observation error codes that count as a failed poll for `vehicle.unreachable`. */
       codes: z
-        .array(z.string().min(1), { error: 'expected a list of error codes such as [timeout, network]' })
+        .array(observationErrorCode, { error: 'expected a list of error codes such as [timeout, network]' })
         .max(100)
         .default([...DEFAULT_UNREACHABLE_CODES]),
       /** HTTP statuses that count too, whatever their code. */

@@ -49,7 +49,7 @@ export type ObservationErrorClass = 'access';
 
 /** Why a poll produced no usable reading. Never diffed as a state change. */
 export interface ObservationError {
-  /** `timeout`, `network`, `invalid_payload`, `http_500`, `http_502`, `http_503`, `http_504`, `not_found`, ... */
+  /** One of `OBSERVATION_ERROR_CODES`: `timeout`, `network`, `bad_gateway`, `not_found`, `invalid_payload`, ... */
   code: string;
   status?: number;
   message: string;

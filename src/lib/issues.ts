@@ -82,19 +82,24 @@ function distance(a: string, b: string): number {
   return previous[b.length] ?? 0;
 }
 
-function unknownKeys(keys: readonly string[], known: readonly string[]): string {
-  const named = keys.map((key) => `"${key}"`).join(', ');
-  const head = `unknown field${keys.length > 1 ? 's' : ''} ${named}`;
+/** The known name `given` is a slip of (`takover_after`), if any: not just another short word. */
+export function closestName(given: string, known: readonly string[]): string | undefined {
+  return known.find((name) => {
+    const apart = distance(name.toLowerCase(), given.toLowerCase());
+    return apart <= 2 && apart * 3 <= given.length;
+  });
+}
+
+/**
+ * `unknown field "x"; did you mean "y"?`, else `unknown field "x" (expected one of a, b)`: how a
+ * name outside a fixed set is refused, for fields and for values alike (`noun` says which).
+ */
+export function unknownNames(noun: string, names: readonly string[], known: readonly string[]): string {
+  const named = names.map((name) => `"${name}"`).join(', ');
+  const head = `unknown ${noun}${names.length > 1 ? 's' : ''} ${named}`;
   if (known.length === 0) return head;
-  const [only] = keys;
-  const close =
-    keys.length === 1 && only !== undefined
-      ? known.find((name) => {
-          // Close enough to be a slip (`takover_after`), not just another short word.
-          const apart = distance(name.toLowerCase(), only.toLowerCase());
-          return apart <= 2 && apart * 3 <= only.length;
-        })
-      : undefined;
+  const [only] = names;
+  const close = names.length === 1 && only !== undefined ? closestName(only, known) : undefined;
   if (close !== undefined) return `${head}; did you mean "${close}"?`;
   return `${head} (expected ${known.length === 1 ? '' : 'one of '}${known.join(', ')})`;
 }
@@ -127,7 +132,7 @@ export const describeIssue: z.core.$ZodErrorMap = (issue) => {
       return `expected ${expected}; got ${shown(issue.input)}`;
     }
     case 'unrecognized_keys':
-      return unknownKeys(issue.keys, knownKeys(issue.inst));
+      return unknownNames('field', issue.keys, knownKeys(issue.inst));
     case 'invalid_union': {
       const expected = alternatives(issue.errors);
       if (issue.input === undefined) return expected ? `is required (${expected})` : 'is required';

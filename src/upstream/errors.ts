@@ -12,21 +12,25 @@ import { secrets } from '../log/secrets.js';
  * asking again. Whether a particular call is retried automatically is decided by its client.
  */
 
-export type UpstreamErrorCode =
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'unprocessable'
-  | 'internal_server_error'
-  | 'bad_gateway'
-  | 'service_unavailable'
-  | 'gateway_timeout'
-  | 'unexpected_status'
-  | 'timeout'
-  | 'network'
-  | 'invalid_payload'
-  | 'authentication_failed';
+/** Every code an `UpstreamError` carries: what observation errors, metrics and config name. */
+export const UPSTREAM_ERROR_CODES = [
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'unprocessable',
+  'internal_server_error',
+  'bad_gateway',
+  'service_unavailable',
+  'gateway_timeout',
+  'unexpected_status',
+  'timeout',
+  'network',
+  'invalid_payload',
+  'authentication_failed',
+] as const;
+
+export type UpstreamErrorCode = (typeof UPSTREAM_ERROR_CODES)[number];
 
 /** What a request was about: used to build error messages and to label logs and metrics. */
 export interface ErrorContext {

@@ -15,16 +15,7 @@ describe('detector options', () => {
       reachability: {
         failure_threshold: 3,
         success_threshold: 1,
-        codes: [
-          'timeout',
-          'network',
-          'bad_gateway',
-          'service_unavailable',
-          'gateway_timeout',
-          'http_502',
-          'http_503',
-          'http_504',
-        ],
+        codes: ['timeout', 'network', 'bad_gateway', 'service_unavailable', 'gateway_timeout'],
         statuses: [502, 503, 504],
       },
       health: { failure_threshold: 3, success_threshold: 2 },
@@ -52,6 +43,23 @@ describe('detector options', () => {
     const options = toDetectorOptions(section);
     expect(options.vehicleLink).toEqual({ failureThreshold: 4, successThreshold: 1 });
     expect(options.vehiclePower.stuckAfterMs).toBe(120_000);
+  });
+
+  it('takes only error codes an observation can carry, with a did-you-mean', () => {
+    const problems = (codes: unknown[]) =>
+      detectorOptionsSchema
+        .safeParse({ reachability: { codes } })
+        .error?.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    expect(problems(['timeout', 'not_found', 'internal'])).toBeUndefined();
+    expect(problems(['timeout', 'timout'])).toEqual([
+      'reachability.codes.1: unknown error code "timout"; did you mean "timeout"?',
+    ]);
+    expect(problems(['http_503'])).toEqual([
+      'reachability.codes.0: unknown error code "http_503"; an HTTP status goes in statuses (503)',
+    ]);
+    expect(problems(['bogus'])?.[0]).toMatch(
+      /^reachability\.codes\.0: unknown error code "bogus" \(expected one of unauthorized, .*, internal\)$/,
+    );
   });
 
   it('rejects unknown keys, zero thresholds and bad durations, naming the field', () => {

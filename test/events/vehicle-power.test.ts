@@ -290,7 +290,7 @@ describe('vehicle power: reachability', () => {
     script.fail(10, 'bad_gateway', 502);
     script.fail(20, 'gateway_timeout', 504);
     script.ok(30, status(30, 'on'));
-    script.fail(40, 'http_503');
+    script.fail(40, 'service_unavailable');
     script.fail(50, 'unexpected_status', 503);
     expect(script.all).toEqual([]);
     expect(typesOf(script.fail(60, 'timeout'))).toEqual([EVENT.vehicleUnreachable]);
