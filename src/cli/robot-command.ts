@@ -14,6 +14,7 @@ import {
   type OperationParam,
   paramsOf,
   pathOf,
+  resourceSubject,
 } from '../upstream/operations/types.js';
 import type { CliContext } from './context.js';
 import { CommandError } from './errors.js';
@@ -125,11 +126,7 @@ export function operationHelp(operation: Operation, words: CommandWords): string
 
 /** `site "north" on robot "rb-0001"`, or `robot "rb-0001"`: what a command addresses, for its messages. */
 function subjectOf(operation: Operation, values: ReadonlyMap<string, unknown>): string {
-  const robot = `robot "${String(values.get('deviceId'))}"`;
-  const name = values.get('name');
-  return operation.resource && typeof name === 'string'
-    ? `${operation.resource} "${name}" on ${robot}`
-    : robot;
+  return resourceSubject(operation, `robot "${String(values.get('deviceId'))}"`, values.get('name'));
 }
 
 /** Fills `{param}` of a words template with the call's values. */

@@ -2,7 +2,14 @@ import { classifyExchange } from '../lib/http-answer.js';
 import type { UpstreamConfig } from './config.js';
 import type { ErrorContext } from './errors.js';
 import type { CallOptions } from './http.js';
-import { hasBodyParams, type Operation, type OperationApi, paramsOf, pathOf } from './operations/types.js';
+import {
+  hasBodyParams,
+  type Operation,
+  type OperationApi,
+  paramsOf,
+  pathOf,
+  resourceSubject,
+} from './operations/types.js';
 
 /**
  * How a row of the operation table and a caller's arguments become a request: the URL, the JSON
@@ -123,11 +130,8 @@ export function requestFor(
 
 function contextOf(operation: Operation, plan: RequestPlan, args: readonly unknown[]): ErrorContext {
   const target = plan.first < 0 ? undefined : String(args[plan.first]);
-  let subject = SUBJECTS[operation.api](target);
-  const name = plan.named < 0 ? undefined : args[plan.named];
-  if (operation.resource && subject && typeof name === 'string') {
-    subject = `${operation.resource} "${name}" on ${subject}`;
-  }
+  const of = SUBJECTS[operation.api](target);
+  const subject = of && resourceSubject(operation, of, plan.named < 0 ? undefined : args[plan.named]);
   const ctx: ErrorContext = { operation: operation.id };
   if (target !== undefined) ctx.target = target;
   if (subject !== undefined) ctx.subject = subject;

@@ -82,6 +82,25 @@ describe('fleetwatch robot realtime', () => {
   });
 });
 
+describe('a missing room or track', () => {
+  it('is named as the room or track on the robot, not as a missing robot (exit 4)', async () => {
+    const room = await run(['room', 'delete', device, '--yes']);
+    expect(room.code).toBe(ExitCode.notFound);
+    expect(room.stderr).toBe(
+      `fleetwatch: realtime room on robot "${device}" not found (robot.delete_realtime_room: 404)\n`,
+    );
+    await run(['room', 'create', device]);
+    const track = await run(
+      ['track', 'remove', device, '--yes', '--file', '-'],
+      JSON.stringify({ track_id: 'TR_x' }),
+    );
+    expect(track.code).toBe(ExitCode.notFound);
+    expect(track.stderr).toBe(
+      `fleetwatch: track on robot "${device}" not found (robot.delete_realtime_track: 404): track not found: TR_x\n`,
+    );
+  });
+});
+
 describe('access and retries', () => {
   it('a client the gateway forbids gets exit 6 on a read and on a write', async () => {
     const forbidden = await startSimulator({
@@ -104,7 +123,7 @@ describe('access and retries', () => {
         const result = await runCli(args, forbiddenEnv);
         expect(result.code, args.join(' ')).toBe(ExitCode.forbidden);
         expect(result.stderr).toMatch(
-          new RegExp(`^fleetwatch: access to robot "${id}" is forbidden for this client`),
+          new RegExp(`^fleetwatch: access to (realtime room on )?robot "${id}" is forbidden for this client`),
         );
       }
     } finally {

@@ -51,8 +51,11 @@ function byDefinition(operation: Operation, args: readonly unknown[]): Operation
   const target = first === undefined ? undefined : String(values.get(first.name));
   let subject = SUBJECTS[operation.api](target);
   const name = values.get('name');
-  if (operation.resource && subject && typeof name === 'string') {
-    subject = `${operation.resource} "${name}" on ${subject}`;
+  if (operation.resource && subject) {
+    subject =
+      typeof name === 'string'
+        ? `${operation.resource} "${name}" on ${subject}`
+        : `${operation.resource} on ${subject}`;
   }
   const ctx: ErrorContext = { operation: operation.id };
   if (target !== undefined) ctx.target = target;

@@ -55,7 +55,7 @@ Generated from the operation table of fleetwatch (src/upstream/operations/robot.
 Extensions: \`x-fleetwatch-method\` is the client method, \`x-fleetwatch-retry\` whether a failed
 request is sent again (\`transient\`: reads, on 502/503/504, time-outs and network errors;
 \`never\`: writes), \`x-fleetwatch-destructive\` marks operations that delete or stop something,
-\`x-fleetwatch-resource\` what a \`{name}\` names.
+\`x-fleetwatch-resource\` what the operation acts on within the robot (what a \`{name}\` names).
 `;
 
 const JSON_SCHEMA_OPTIONS = { target: 'openapi-3.0', io: 'input', unrepresentable: 'any' } as const;

@@ -306,6 +306,7 @@ export const ROBOT_OPERATIONS = [
     group: 'Realtime',
     summary: 'Current status of the room',
     path: '/v2/realtime/room',
+    resource: 'realtime room',
   },
   {
     ...WRITE,
@@ -316,6 +317,7 @@ export const ROBOT_OPERATIONS = [
     method: 'POST',
     path: '/v2/realtime/room',
     body: 'optional',
+    resource: 'realtime room',
   },
   {
     ...WRITE,
@@ -326,6 +328,7 @@ export const ROBOT_OPERATIONS = [
     method: 'DELETE',
     path: '/v2/realtime/room',
     destructive: true,
+    resource: 'realtime room',
   },
   {
     ...WRITE,
@@ -336,6 +339,7 @@ export const ROBOT_OPERATIONS = [
     method: 'POST',
     path: '/v2/realtime/room/track',
     body: 'optional',
+    resource: 'track',
   },
   {
     ...WRITE,
@@ -347,6 +351,7 @@ export const ROBOT_OPERATIONS = [
     path: '/v2/realtime/room/track',
     body: 'optional',
     destructive: true,
+    resource: 'track',
   },
   {
     ...READ,

@@ -38,8 +38,12 @@ export interface Operation {
   readonly retry: RetryRule;
   /** Undoes or stops something: deletes, a motion command (STOP), a forced lease release, clearing a zone set. */
   readonly destructive: boolean;
-  /** What a `{name}` path parameter names, for error messages: `site "north" on robot "dev-1"`. */
-  readonly resource?: 'site' | 'route' | 'zone set';
+  /**
+   * What the operation acts on within the robot, for error messages: what a `{name}` path
+   * parameter names (`site "north" on robot "dev-1"`), or the one there is when nothing names it
+   * (`realtime room on robot "dev-1"`), so a 404 does not read as a missing robot.
+   */
+  readonly resource?: 'site' | 'route' | 'zone set' | 'realtime room' | 'track';
   /**
    * What a 404 means, in the spec's words, where it says more than "not found": the error's
    * message, so the CLI and the API say the same.
@@ -141,6 +145,18 @@ export function operationNamed<R extends Operation, N extends R['name']>(
   const found = rows.find((row) => row.name === name);
   if (!found) throw new Error(`no operation named ${name}`);
   return found as Extract<R, { name: N }>;
+}
+
+/**
+ * What a call of `operation` addresses, in a sentence: its resource, named when it has a name,
+ * on `of` (`robot "dev-1"`); `of` alone for an operation on the robot itself. The client's errors
+ * and the CLI's confirmations word it alike.
+ */
+export function resourceSubject(operation: Operation, of: string, name: unknown): string {
+  if (!operation.resource) return of;
+  return typeof name === 'string'
+    ? `${operation.resource} "${name}" on ${of}`
+    : `${operation.resource} on ${of}`;
 }
 
 /** Whether the body is made of `body` parameters rather than passed whole by the caller. */
