@@ -23,7 +23,10 @@ export const ExitCode = {
    * or robot (or, for a teleoperation lease, another user holds it). Asking again will not help.
    */
   forbidden: 6,
-  /** Stopped by SIGINT or SIGTERM. */
+  /**
+   * Stopped by SIGINT or SIGTERM in the middle of an operation. The long-running commands (`run`,
+   * `simulate`, `demo`, `events tail`) run until then, and exit 0.
+   */
   interrupted: 130,
 } as const;
 
