@@ -2,6 +2,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { z } from 'zod';
 import { formatDuration } from '../lib/duration.js';
 import { COUNT, checkValue, DURATION, type Quantity } from '../lib/fields.js';
+import { SEED_LIMITS } from '../simulator/seed.js';
 
 /**
  * Commander parsers that turn a bad value into a one-line usage error (exit 2) saying what was
@@ -20,20 +21,24 @@ export function durationArgument(min: number, max: number) {
   return bounded(DURATION, min, max);
 }
 
+interface Range {
+  min: number;
+  max: number;
+}
+
+/** The bounds of a duration as its help shows them: `(100ms to 1h)`. */
+export function durationBounds(range: Range): string {
+  return `(${formatDuration(range.min)} to ${formatDuration(range.max)})`;
+}
+
 /**
  * A duration option whose help reads as people write durations: its bounds and its default
  * (`how long --wait waits (100ms to 1h) (default: 5m)`), never a count of milliseconds.
  */
-export function durationOption(
-  flags: string,
-  description: string,
-  range: { min: number; max: number },
-  defaultMs?: number,
-): Option {
-  const option = new Option(
-    flags,
-    `${description} (${formatDuration(range.min)} to ${formatDuration(range.max)})`,
-  ).argParser(durationArgument(range.min, range.max));
+export function durationOption(flags: string, description: string, range: Range, defaultMs?: number): Option {
+  const option = new Option(flags, `${description} ${durationBounds(range)}`).argParser(
+    durationArgument(range.min, range.max),
+  );
   return defaultMs === undefined ? option : option.default(defaultMs, formatDuration(defaultMs));
 }
 
@@ -42,10 +47,18 @@ export function countArgument(min: number, max: number) {
   return bounded(COUNT, min, max);
 }
 
+/** A whole-number option whose help shows its bounds, as a duration option's does: `(0 to 100000)`. */
+export function countOption(flags: string, description: string, range: Range, fallback?: number): Option {
+  const option = new Option(flags, `${description} (${range.min} to ${range.max})`).argParser(
+    countArgument(range.min, range.max),
+  );
+  return fallback === undefined ? option : option.default(fallback);
+}
+
 export const portArgument = countArgument(0, 65_535);
 
-/** A seed of the simulated fleet. */
-export const seedArgument = countArgument(0, 2 ** 32 - 1);
+/** The seeds of a simulated fleet. */
+export const SEED_RANGE = { min: 0, max: SEED_LIMITS.seed } as const;
 
 /** The first problem zod found, worded as what was expected: `must be a stream id` → `expected a stream id`. */
 function expected(error: z.ZodError): string {

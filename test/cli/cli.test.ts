@@ -232,11 +232,27 @@ describe('usage and configuration errors', () => {
     expect(power).toContain('--interval <duration> how often --wait polls (250ms to 1m) (default: 2s)');
     const simulate = await help(['simulate']);
     expect(simulate).toContain('lifetime of issued tokens (1s to 1d) (default: 1h)');
+    expect(await help(['silence', 'add'])).toContain(
+      '--duration <duration> how long from now, e.g. 30m or 2h (1s to 365d)',
+    );
     for (const text of [power, simulate]) {
       const defaults = [...text.matchAll(/<duration> [^<]*?\(default: ([^)]*)\)/g)].map((match) => match[1]);
       expect(defaults.length).toBeGreaterThan(1);
       for (const value of defaults) expect(value).toMatch(/^\d+(ms|s|m|h|d)$/);
     }
+  });
+
+  it('number options show their bounds in --help', async () => {
+    const help = async (args: string[]) =>
+      (await runCli([...args, '--help'], {})).stdout.replace(/\s+/g, ' ');
+    const simulate = await help(['simulate']);
+    expect(simulate).toContain('--vehicles <n> number of vehicles (0 to 100000) (default: 20)');
+    expect(simulate).toContain(
+      '--seed <n> seed of the generated fleet; the same seed gives the same fleet (0 to 4294967295) (default: 1)',
+    );
+    expect(await help(['demo'])).toContain(
+      '--seed <n> seed of the simulated fleet (0 to 4294967295) (default: 7)',
+    );
   });
 
   it('every number and duration option has bounds: outside them, one line and exit 2', async () => {

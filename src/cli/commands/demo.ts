@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log/logger.js';
-import { countArgument, portArgument, seedArgument } from '../arguments.js';
+import { countOption, portArgument, SEED_RANGE } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { CommandError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
@@ -27,9 +27,9 @@ export function registerDemoCommand(
     .command('demo')
     .description('watch a simulated fleet: simulator, monitor and console receivers in one process')
     .option('--port <port>', 'simulator port (a free one when it is taken; 0 picks one)', portArgument, 8080)
-    .option('--vehicles <n>', 'number of simulated vehicles (2 to 1000)', countArgument(2, 1_000), 12)
-    .option('--robots <n>', 'number of simulated robots (0 to 1000)', countArgument(0, 1_000), 4)
-    .option('--seed <n>', 'seed of the simulated fleet', seedArgument, 7)
+    .addOption(countOption('--vehicles <n>', 'number of simulated vehicles', { min: 2, max: 1_000 }, 12))
+    .addOption(countOption('--robots <n>', 'number of simulated robots', { min: 0, max: 1_000 }, 4))
+    .addOption(countOption('--seed <n>', 'seed of the simulated fleet', SEED_RANGE, 7))
     .option('--no-script', 'skip the scripted power-on, robot outage and VPN flap at the start')
     .addHelpText(
       'after',

@@ -1,8 +1,14 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { describeDuration } from '../../events/describe.js';
 import { SilenceStore } from '../../notifiers/muting/silence-store.js';
-import { type Silence, silenceState } from '../../notifiers/muting/silences.js';
+import {
+  MAX_SILENCE_MS,
+  MIN_SILENCE_MS,
+  type Silence,
+  silenceState,
+} from '../../notifiers/muting/silences.js';
 import type { MatchSpec } from '../../notifiers/routing/matcher.js';
+import { durationBounds } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
 import { printList, writeJson, writeLine } from '../io.js';
@@ -115,7 +121,10 @@ export function registerSilenceCommand(program: Command, context: CliContext): v
       'what to mute (repeatable): type=<glob>, subject=<glob>, severity=<minimum>, tag.<tag>=<glob>',
       matchArgument,
     )
-    .option('--duration <duration>', 'how long from now, e.g. 30m or 2h')
+    .option(
+      '--duration <duration>',
+      `how long from now, e.g. 30m or 2h ${durationBounds({ min: MIN_SILENCE_MS, max: MAX_SILENCE_MS })}`,
+    )
     .option('--until <time>', 'until this ISO 8601 time, e.g. 2026-11-21T18:00:00Z')
     .option('--author <name>', 'who creates it (default: $USER)')
     .option('--comment <text>', 'why: a ticket, the work going on')

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CONTROL_FROM_LIMIT, parseControlFrom } from '../../simulator/control-access.js';
 import { SEED_LIMITS } from '../../simulator/seed.js';
-import { countArgument, durationOption, portArgument, seedArgument } from '../arguments.js';
+import { countOption, durationOption, portArgument, SEED_RANGE } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { writeLine } from '../io.js';
 
@@ -31,15 +31,24 @@ function controlFromArgument(value: string): string[] {
   }
 }
 
+const FLEET_SIZE = { min: 0, max: SEED_LIMITS.entities };
+
 export function registerSimulateCommand(program: Command, context: CliContext): void {
   program
     .command('simulate')
     .description('serve a simulated fleet service (token issuer, /v1 vehicles, robot gateway) on loopback')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on (0 picks a free one)', portArgument, 8080)
-    .option('--vehicles <n>', 'number of vehicles (0 to 100000)', countArgument(0, SEED_LIMITS.entities), 20)
-    .option('--robots <n>', 'number of robots (0 to 100000)', countArgument(0, SEED_LIMITS.entities), 5)
-    .option('--seed <n>', 'seed of the generated fleet; the same seed gives the same fleet', seedArgument, 1)
+    .addOption(countOption('--vehicles <n>', 'number of vehicles', FLEET_SIZE, 20))
+    .addOption(countOption('--robots <n>', 'number of robots', FLEET_SIZE, 5))
+    .addOption(
+      countOption(
+        '--seed <n>',
+        'seed of the generated fleet; the same seed gives the same fleet',
+        SEED_RANGE,
+        1,
+      ),
+    )
     .option('--client-id <id>', 'client id the token issuer accepts', 'fleetwatch-demo')
     .option('--client-secret <secret>', 'client secret the token issuer accepts', 'demo-secret')
     .addOption(

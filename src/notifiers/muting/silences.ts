@@ -33,6 +33,8 @@ export type SilenceState = 'pending' | 'active' | 'expired';
  * inhibition rule), or a typo that would otherwise mute for ever.
  */
 export const MAX_SILENCE_MS = 365 * 86_400_000;
+/** The shortest silence a `duration` makes. */
+export const MIN_SILENCE_MS = 1_000;
 
 const isoTime = z.iso.datetime({
   offset: true,
@@ -53,7 +55,7 @@ export const silenceInputSchema = z
     startsAt: isoTime.optional(),
     endsAt: isoTime.optional(),
     // Kept as a due time and compared with the clock, never a timer.
-    duration: durationField(1_000, MAX_SILENCE_MS, { armsTimer: false }).optional(),
+    duration: durationField(MIN_SILENCE_MS, MAX_SILENCE_MS, { armsTimer: false }).optional(),
     createdBy: z
       .string({ error: 'must say who creates the silence' })
       .trim()
