@@ -68,13 +68,14 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
         }
         const summaries = await deadLetters.replayAll({ receiver: options.receiver });
         for (const summary of summaries) {
+          if (!summary.skipped) continue;
           writeLine(
             context.io.stdout,
-            summary.skipped
-              ? `${summary.receiver}: skipped, ${summary.skipped} (fleetwatch receiver enable ${summary.receiver})`
-              : `${summary.receiver}: ${plural(summary.replayed, 'dead letter')} replayed`,
+            `${summary.receiver}: skipped, ${summary.skipped} (fleetwatch receiver enable ${summary.receiver})`,
           );
         }
+        // One total, also when there was nothing to replay: a script (or a person) sees it ran.
+        writeLine(context.io.stdout, `replayed ${total(summaries, (summary) => summary.replayed)}`);
       });
     });
 
@@ -95,18 +96,15 @@ export function registerDlqCommand(program: Command, context: CliContext): void 
         }
         if (!options.yes) {
           const count = await deadLetters.count({ receiver: options.receiver });
+          // Nothing to delete: nothing to confirm.
+          if (count === 0) return writeLine(context.io.stdout, `purged ${plural(0, 'dead letter')}`);
           throw new CommandError(
             `this deletes ${plural(count, 'dead letter')} for good; add --yes to go ahead`,
             ExitCode.usage,
           );
         }
         const results = await deadLetters.purgeAll({ receiver: options.receiver });
-        const total = results.reduce((sum, result) => sum + result.purged, 0);
-        const parts = results.filter((result) => result.purged > 0).map((r) => `${r.receiver} ${r.purged}`);
-        writeLine(
-          context.io.stdout,
-          `purged ${plural(total, 'dead letter')}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`,
-        );
+        writeLine(context.io.stdout, `purged ${total(results, (result) => result.purged)}`);
       });
     });
 }
@@ -166,6 +164,13 @@ function oneOrAll(verb: string, id: string | undefined, all: boolean | undefined
 function firstEvent(letter: DeadLetter): string {
   if (!letter.type) return '-';
   return letter.subject ? `${letter.type} ${letter.subject}` : letter.type;
+}
+
+/** `3 dead letters (ops-slack 2, pager 1)`: the sum over receivers, and the ones that had any. */
+function total<T extends { receiver: string }>(results: readonly T[], count: (result: T) => number): string {
+  const sum = results.reduce((all, result) => all + count(result), 0);
+  const parts = results.filter((result) => count(result) > 0).map((r) => `${r.receiver} ${count(r)}`);
+  return `${plural(sum, 'dead letter')}${parts.length > 0 ? ` (${parts.join(', ')})` : ''}`;
 }
 
 function plural(count: number, noun: string): string {

@@ -125,6 +125,18 @@ describe('fleetwatch dlq', () => {
     expect(all.stdout).toBe('purged 0 dead letters\n');
     expect(receiver.deliveries).toHaveLength(3);
   });
+
+  it('with no dead letters, replay --all says it replayed none and purge --all asks for nothing', async () => {
+    await runCli(['dlq', 'purge', '--all', '--yes'], env());
+    const replay = await runCli(['dlq', 'replay', '--all'], env());
+    expect([replay.code, replay.stdout, replay.stderr]).toEqual([
+      ExitCode.ok,
+      'replayed 0 dead letters\n',
+      '',
+    ]);
+    const purge = await runCli(['dlq', 'purge', '--all'], env());
+    expect([purge.code, purge.stdout, purge.stderr]).toEqual([ExitCode.ok, 'purged 0 dead letters\n', '']);
+  });
 });
 
 describe('fleetwatch receiver', () => {
