@@ -23,6 +23,39 @@ export class CommandError extends Error {
   }
 }
 
+/** What a failed `listen` or host-name lookup carries, beside its code. */
+interface ListenFailure extends NodeJS.ErrnoException {
+  port?: number;
+  hostname?: string;
+}
+
+/**
+ * A server of the command's own that cannot listen where its options say, as a usage error naming
+ * the option (`--port 8080 is in use; pick another or --port 0 for a free one`) instead of the raw
+ * `listen EADDRINUSE …`. Undefined for any other error, and for one about another port or host.
+ */
+export function listenError(
+  error: unknown,
+  given: { host?: string; port: number },
+): CommandError | undefined {
+  const failure = (error ?? {}) as ListenFailure;
+  const free = 'pick another, or --port 0 for a free one';
+  const local = 'give an address of this machine, such as 127.0.0.1 or 0.0.0.0';
+  let message: string | undefined;
+  if (failure.syscall === 'listen' && failure.port === given.port) {
+    if (failure.code === 'EADDRINUSE') message = `--port ${given.port} is in use; ${free}`;
+    if (failure.code === 'EACCES') message = `--port ${given.port} needs privileges to listen on; ${free}`;
+  } else if (given.host !== undefined) {
+    if (failure.syscall === 'getaddrinfo' && failure.hostname === given.host) {
+      message = `--host ${given.host}: no such host (${failure.code}); ${local}`;
+    }
+    if (failure.syscall === 'listen' && failure.code === 'EADDRNOTAVAIL') {
+      message = `--host ${given.host} is not an address of this machine; ${local}`;
+    }
+  }
+  return message === undefined ? undefined : new CommandError(message, ExitCode.usage);
+}
+
 /**
  * Turns anything a command threw into lines on stderr and an exit status. User mistakes and
  * upstream answers get one line each; only a fault in fleetwatch itself shows a stack, and only

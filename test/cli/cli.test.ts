@@ -295,6 +295,20 @@ describe('usage and configuration errors', () => {
     expect(simulator.control.getVehicle('veh-0001')?.pendingCommand).toBeNull();
   });
 
+  it('simulate says which option keeps it from listening: one line, exit 2', async () => {
+    const taken = Number(new URL(simulator.url).port);
+    const inUse = await runCli(['simulate', '--port', String(taken)], {});
+    expect([inUse.code, inUse.stderr]).toEqual([
+      ExitCode.usage,
+      `fleetwatch: --port ${taken} is in use; pick another, or --port 0 for a free one\n`,
+    ]);
+    const nowhere = await runCli(['simulate', '--host', 'nosuch.invalid', '--port', '0'], {});
+    expect(nowhere.code).toBe(ExitCode.usage);
+    expect(nowhere.stderr).toMatch(
+      /^fleetwatch: --host nosuch\.invalid: no such host \(E[A-Z_]+\); give an address of this machine, such as 127\.0\.0\.1 or 0\.0\.0\.0\n$/,
+    );
+  });
+
   it('a stdout closed by its reader ends the command quietly, exit 0', async () => {
     // `fleetwatch vehicles | head -1`: the reader takes the table and goes before the footer.
     let writes = 0;

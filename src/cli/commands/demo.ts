@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { createLogger } from '../../log/logger.js';
 import { countOption, portArgument, SEED_RANGE } from '../arguments.js';
 import type { CliContext } from '../context.js';
-import { CommandError } from '../errors.js';
+import { CommandError, listenError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 
 interface DemoCommandOptions {
@@ -59,7 +59,8 @@ export function registerDemoCommand(
         });
       } catch (error) {
         if (error instanceof DemoRedisError) throw new CommandError(error.message, ExitCode.usage);
-        throw error;
+        // A taken --port is replaced by a free one; one it may not listen on is said by name.
+        throw listenError(error, { port: options.port }) ?? error;
       }
     });
 }

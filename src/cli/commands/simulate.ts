@@ -3,6 +3,7 @@ import { CONTROL_FROM_LIMIT, parseControlFrom } from '../../simulator/control-ac
 import { SEED_LIMITS } from '../../simulator/seed.js';
 import { countOption, durationOption, portArgument, SEED_RANGE } from '../arguments.js';
 import type { CliContext } from '../context.js';
+import { listenError } from '../errors.js';
 import { writeLine } from '../io.js';
 
 interface SimulateOptions {
@@ -110,6 +111,8 @@ export function registerSimulateCommand(program: Command, context: CliContext): 
         behaviours: options.behaviours ? { intervalMs: options.behaviourInterval } : false,
         logger: context.logger('long-running'),
         controlFrom: options.controlFrom,
+      }).catch((error: unknown) => {
+        throw listenError(error, options) ?? error;
       });
       writeLine(
         io.stderr,
