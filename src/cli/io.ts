@@ -14,6 +14,18 @@ export interface CliIo {
   signal: AbortSignal;
 }
 
+/** Ends every usage error's line: the command line was wrong, and --help says how it goes. */
+export const USAGE_HINT = '(add --help for usage)';
+
+/**
+ * The problems of a command line a command found itself (beyond what its option parsers check),
+ * one line each, worded as commander's usage errors are: `fleetwatch: incidents: --severity: …
+ * (add --help for usage)`.
+ */
+export function writeUsage(io: Pick<CliIo, 'stderr'>, command: string, problems: readonly string[]): void {
+  for (const problem of problems) writeLine(io.stderr, `fleetwatch: ${command}: ${problem} ${USAGE_HINT}`);
+}
+
 export function writeLine(stream: Writable, text = ''): void {
   stream.write(`${text}\n`);
 }

@@ -16,7 +16,7 @@ import { registerVehiclesCommand } from './commands/vehicles.js';
 import { CliContext, type GlobalOptions } from './context.js';
 import { reportError } from './errors.js';
 import { ExitCode } from './exit-codes.js';
-import type { CliIo } from './io.js';
+import { type CliIo, USAGE_HINT } from './io.js';
 
 /**
  * A usage error as one line, like every other error of the CLI: `fleetwatch: option '--from <id>'
@@ -28,7 +28,7 @@ function usageLine(text: string): string {
     .trim()
     .replace(/^error: /, '')
     .replace(/\s*\n\s*/g, ' ');
-  return `fleetwatch: ${message} (add --help for usage)\n`;
+  return `fleetwatch: ${message} ${USAGE_HINT}\n`;
 }
 
 /** Builds the command tree; exported so tests can read the help of every command. */

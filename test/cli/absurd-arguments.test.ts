@@ -33,7 +33,7 @@ describe('absurd durations on the command line', () => {
   it('silence add --duration 99999999999d exits 2 with one line', async () => {
     const run = await runCli([...SILENCE, '--duration', '99999999999d'], env());
     expect(run.stderr).toBe(
-      'fleetwatch: silence add: --duration: expected a duration between 1s and 365d, like 30s; got 99999999999d\n',
+      'fleetwatch: silence add: --duration: expected a duration between 1s and 365d, like 30s; got 99999999999d (add --help for usage)\n',
     );
     expect(run.code).toBe(ExitCode.usage);
     expect(await new SilenceStore({ redis: admin, prefix }).list({ all: true })).toEqual([]);
@@ -42,7 +42,7 @@ describe('absurd durations on the command line', () => {
   it('silence add --until the year 9999 exits 2 with one line', async () => {
     const run = await runCli([...SILENCE, '--until', '9999-12-31T00:00:00Z'], env());
     expect(run.stderr).toBe(
-      'fleetwatch: silence add: --until: expected a time at most 365d after the start (a silence lasts at most 365d); got 9999-12-31T00:00:00Z\n',
+      'fleetwatch: silence add: --until: expected a time at most 365d after the start (a silence lasts at most 365d); got 9999-12-31T00:00:00Z (add --help for usage)\n',
     );
     expect(run.code).toBe(ExitCode.usage);
   });
@@ -53,7 +53,7 @@ describe('absurd durations on the command line', () => {
       env(),
     );
     expect(run.stderr).toBe(
-      'fleetwatch: ack: --for: expected a duration between 1s and 7d, like 30s; got 99999999999d\n',
+      'fleetwatch: ack: --for: expected a duration between 1s and 7d, like 30s; got 99999999999d (add --help for usage)\n',
     );
     expect(run.code).toBe(ExitCode.usage);
   });

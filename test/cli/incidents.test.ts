@@ -86,7 +86,10 @@ describe('fleetwatch incidents', () => {
     expect(state.stderr).toContain('--state: expected any of open, active, acknowledged');
     const severity = await runCli(['incidents', '--severity', 'loud'], env());
     expect(severity.code).toBe(ExitCode.usage);
-    expect(severity.stderr).toContain('--severity: expected info, warning or critical');
+    // One line, worded as every usage error is.
+    expect(severity.stderr).toBe(
+      'fleetwatch: incidents: --severity: expected info, warning or critical (got "loud") (add --help for usage)\n',
+    );
     const glob = await runCli(['incidents', '--subject', 'robot/[rb'], env());
     expect(glob.code).toBe(ExitCode.usage);
     expect(glob.stderr).toContain('--subject: "robot/[rb"');

@@ -16,7 +16,7 @@ import { IncidentStore } from '../../store/incidents.js';
 import { SnapshotStore } from '../../store/snapshot-store.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
-import { printList, writeJson, writeLine } from '../io.js';
+import { printList, writeJson, writeLine, writeUsage } from '../io.js';
 
 /**
  * `fleetwatch incidents`: the incidents fleetwatch holds open (from Redis, as the daemon keeps
@@ -60,7 +60,7 @@ function inFlags(problem: string): string {
 }
 
 function usage(context: CliContext, command: string, problems: readonly string[]): void {
-  for (const problem of problems) writeLine(context.io.stderr, `fleetwatch: ${command}: ${problem}`);
+  writeUsage(context.io, command, problems);
   context.exitCode = ExitCode.usage;
 }
 

@@ -11,7 +11,7 @@ import type { MatchSpec } from '../../notifiers/routing/matcher.js';
 import { durationBounds } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { ExitCode } from '../exit-codes.js';
-import { printList, writeJson, writeLine } from '../io.js';
+import { printList, writeJson, writeLine, writeUsage } from '../io.js';
 
 /**
  * `fleetwatch silence add|list|expire`: operators mute what matches for a while and say who and
@@ -228,7 +228,7 @@ function row(silence: Silence, now: number): string[] {
 }
 
 function usage(context: CliContext, problems: readonly string[]): void {
-  for (const problem of problems) writeLine(context.io.stderr, `fleetwatch: silence add: ${problem}`);
+  writeUsage(context.io, 'silence add', problems);
   context.exitCode = ExitCode.usage;
 }
 
