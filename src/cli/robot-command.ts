@@ -115,6 +115,8 @@ export function operationHelp(operation: Operation, words: CommandWords): string
     lines.push(
       `${when} for confirmation (y/N) on a terminal; --yes skips the question. Without a terminal it is refused (exit 2) unless --yes is given.`,
     );
+  } else if (isWrite(operation)) {
+    lines.push('Never asks for confirmation; --yes is accepted all the same.');
   }
   if (words.note) lines.push(words.note);
   lines.push(
@@ -176,6 +178,9 @@ export function addRobotCommand(
   }
   const asks = asksOf(operation, words);
   if (asks !== 'never') command.option('--yes', 'send without asking for confirmation');
+  // Accepted on every write, so a script can pass --yes to each write without knowing which ask.
+  else if (isWrite(operation))
+    command.option('--yes', 'accepted, and changes nothing: this command never asks');
   command.option(
     '--json',
     isWrite(operation) ? "print the robot's answer as JSON" : 'print the answer as JSON',

@@ -112,8 +112,9 @@ describe('fleetwatch robot motion', () => {
     const pause = await runCli(['robot', 'motion', 'pause', device], env());
     expect(pause.code, pause.stderr).toBe(ExitCode.ok);
     expect(robot()?.paused).toBe(true);
-    const resume = await runCli(['robot', 'motion', 'resume', device], env());
-    expect(resume.code).toBe(ExitCode.ok);
+    // --yes is accepted where nothing asks, so a script may pass it to every write.
+    const resume = await runCli(['robot', 'motion', 'resume', device, '--yes'], env());
+    expect(resume.code, resume.stderr).toBe(ExitCode.ok);
     expect(resume.stdout).toBe(`${device}: sent RESUME\n`);
     expect(robot()?.paused).toBe(false);
   });

@@ -121,18 +121,34 @@ describe('the CLI words of the robot operations', () => {
 });
 
 describe('the commands built from the rows', () => {
+  it('take --yes on every write (a no-op where nothing asks), and on no read', () => {
+    for (const { operation, words } of ALL) {
+      const path = words.path.join(' ');
+      const yes = commandAt(words.path)?.options.some((option) => option.long === '--yes');
+      expect(yes, path).toBe(isWrite(operation));
+    }
+  });
+
   it('take the device and path parameters as arguments, the others as options', () => {
     const site = commandAt(['robot', 'sites', 'create']);
     expect(site?.registeredArguments.map((argument) => argument.name())).toEqual(['deviceId', 'name']);
     expect(mandatory(site as Command)).toEqual(['--file <path>']);
-    expect(longFlags(commandAt(['robot', 'routes', 'load']) as Command)).toEqual(['--file', '--json']);
+    expect(longFlags(commandAt(['robot', 'routes', 'load']) as Command)).toEqual([
+      '--file',
+      '--yes',
+      '--json',
+    ]);
     expect(mandatory(commandAt(['robot', 'lease', 'transfer']) as Command)).toEqual(['--to <user>']);
     expect(longFlags(commandAt(['robot', 'lease', 'release']) as Command)).toEqual([
       '--force',
       '--yes',
       '--json',
     ]);
-    expect(longFlags(commandAt(['robot', 'motion', 'pause']) as Command)).toEqual(['--preempt', '--json']);
+    expect(longFlags(commandAt(['robot', 'motion', 'pause']) as Command)).toEqual([
+      '--preempt',
+      '--yes',
+      '--json',
+    ]);
     expect(longFlags(commandAt(['robot', 'zone-sets', 'clear']) as Command)).toEqual(['--yes', '--json']);
     for (const { words } of ALL) {
       expect(longFlags(commandAt(words.path) as Command), words.path.join(' ')).toContain('--json');
