@@ -37,3 +37,33 @@ export function useRoute(): Route {
   }, []);
   return route;
 }
+
+/** A page's filters as the viewer last set them, with the query they started from. */
+export interface HeldFilters<T> {
+  query: URLSearchParams;
+  values: T;
+}
+
+/**
+ * The filters a page shows: the viewer's own while the URL stays; the URL's again once it changes
+ * (a link followed, or the hash set, while the page is open). Each hash change parses a new query
+ * (`useRoute`), so a link back to an earlier URL applies it again too.
+ */
+export function currentFilters<T>(
+  held: HeldFilters<T>,
+  query: URLSearchParams,
+  read: (query: URLSearchParams) => T,
+): T {
+  return held.query === query ? held.values : read(query);
+}
+
+/** A page's filters, read from the route's query (`read`) and then changed on the page. */
+export function useQueryFilters<T extends object>(
+  query: URLSearchParams,
+  read: (query: URLSearchParams) => T,
+): [T, (change: Partial<T>) => void] {
+  const [held, setHeld] = useState<HeldFilters<T>>(() => ({ query, values: read(query) }));
+  const change = (update: Partial<T>) =>
+    setHeld((previous) => ({ query, values: { ...currentFilters(previous, query, read), ...update } }));
+  return [currentFilters(held, query, read), change];
+}

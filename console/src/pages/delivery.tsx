@@ -4,6 +4,7 @@ import { Confirm } from '../components/confirm.js';
 import { ErrorLine } from '../components/error-line.js';
 import { Time } from '../components/time-cell.js';
 import { type ApiError, api } from '../lib/api.js';
+import { useQueryFilters } from '../lib/router.js';
 import { mayOperate } from '../lib/session.js';
 import { useApi } from '../lib/use-api.js';
 import type { PageProps } from './index.js';
@@ -62,7 +63,10 @@ const CAUSES: Record<string, string> = {
 };
 
 export function DeliveryPage({ route, access }: PageProps) {
-  const [receiver, setReceiver] = useState(() => route.query.get('receiver') ?? '');
+  const [{ receiver }, setFilters] = useQueryFilters(route.query, (query) => ({
+    receiver: query.get('receiver') ?? '',
+  }));
+  const setReceiver = (name: string) => setFilters({ receiver: name });
   const receivers = useApi((signal) => api<{ items: ReceiverView[] }>('/api/receivers', { signal }), []);
   const letters = useApi(
     (signal) =>

@@ -14,7 +14,7 @@ import {
   tailMatcher,
 } from '../lib/event-tail.js';
 import { entityOf, SEVERITIES } from '../lib/incidents.js';
-import { href } from '../lib/router.js';
+import { href, useQueryFilters } from '../lib/router.js';
 import { followEvents, type StreamedEvent, type StreamGap } from '../lib/stream.js';
 import type { LiveState } from '../lib/use-live-reload.js';
 import type { PageProps } from './index.js';
@@ -48,11 +48,11 @@ function heldSince(events: readonly StreamedEvent[], paused: readonly StreamedEv
 }
 
 export function EventsPage({ route }: PageProps) {
-  const [filter, setFilter] = useState<TailFilter>({
-    type: route.query.get('type') ?? '',
-    subject: route.query.get('subject') ?? '',
-    severity: route.query.get('severity') ?? '',
-  });
+  const [filter, setFilter] = useQueryFilters<TailFilter>(route.query, (query) => ({
+    type: query.get('type') ?? '',
+    subject: query.get('subject') ?? '',
+    severity: query.get('severity') ?? '',
+  }));
   // What the server is asked for changes only once the viewer stops typing a filter.
   const [serverFilter, setServerFilter] = useState({
     type: filter.type.trim(),
@@ -142,7 +142,7 @@ export function EventsPage({ route }: PageProps) {
           <input
             value={filter.type}
             placeholder="vehicle.vpn.*"
-            onInput={(event) => setFilter({ ...filter, type: input(event) })}
+            onInput={(event) => setFilter({ type: input(event) })}
           />
         </label>
         <label>
@@ -150,16 +150,14 @@ export function EventsPage({ route }: PageProps) {
           <input
             value={filter.subject}
             placeholder="robot/* or vehicle/veh-0001"
-            onInput={(event) => setFilter({ ...filter, subject: input(event) })}
+            onInput={(event) => setFilter({ subject: input(event) })}
           />
         </label>
         <label>
           Minimum severity{' '}
           <select
             value={filter.severity}
-            onChange={(event) =>
-              setFilter({ ...filter, severity: (event.target as HTMLSelectElement).value })
-            }
+            onChange={(event) => setFilter({ severity: (event.target as HTMLSelectElement).value })}
           >
             <option value="">any</option>
             {SEVERITIES.map((name) => (

@@ -16,7 +16,7 @@ import {
   matchesText,
   SEVERITIES,
 } from '../lib/incidents.js';
-import { href } from '../lib/router.js';
+import { href, useQueryFilters } from '../lib/router.js';
 import type { StreamedEvent } from '../lib/stream.js';
 import { age } from '../lib/time.js';
 import { useApi } from '../lib/use-api.js';
@@ -83,9 +83,11 @@ function StateCell({ incident }: { incident: Incident }) {
 }
 
 function IncidentList({ access, route }: PageProps) {
-  const [state, setState] = useState(route.query.get('state') ?? 'open');
-  const [severity, setSeverity] = useState(route.query.get('severity') ?? '');
-  const [text, setText] = useState(route.query.get('q') ?? '');
+  const [{ state, severity, text }, setFilters] = useQueryFilters(route.query, (query) => ({
+    state: query.get('state') ?? 'open',
+    severity: query.get('severity') ?? '',
+    text: query.get('q') ?? '',
+  }));
   const [groupBy, setGroupBy] = useState<GroupLabel>('type');
   const [collapsed, setCollapsed] = useState<Set<string>>(new Set());
   const now = useTick(REFRESH_MS);
@@ -119,7 +121,10 @@ function IncidentList({ access, route }: PageProps) {
       <form class="toolbar" aria-label="Filters" onSubmit={(event) => event.preventDefault()}>
         <label>
           State{' '}
-          <select value={state} onChange={(event) => setState((event.target as HTMLSelectElement).value)}>
+          <select
+            value={state}
+            onChange={(event) => setFilters({ state: (event.target as HTMLSelectElement).value })}
+          >
             {INCIDENT_STATE_FILTERS.map((name) => (
               <option key={name} value={name}>
                 {name}
@@ -131,7 +136,7 @@ function IncidentList({ access, route }: PageProps) {
           Severity{' '}
           <select
             value={severity}
-            onChange={(event) => setSeverity((event.target as HTMLSelectElement).value)}
+            onChange={(event) => setFilters({ severity: (event.target as HTMLSelectElement).value })}
           >
             <option value="">any</option>
             {SEVERITIES.map((name) => (
@@ -147,7 +152,7 @@ function IncidentList({ access, route }: PageProps) {
             type="search"
             value={text}
             placeholder="vpn, veh-0001 …"
-            onInput={(event) => setText((event.target as HTMLInputElement).value)}
+            onInput={(event) => setFilters({ text: (event.target as HTMLInputElement).value })}
           />
         </label>
         <label>

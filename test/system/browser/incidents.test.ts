@@ -211,6 +211,35 @@ describe('the Incidents page', () => {
     await browserContext.close();
   });
 
+  it('applies a filter link followed while the page is open, as on a fresh load', {
+    timeout: 60_000,
+  }, async (context) => {
+    if (!rig) return context.skip(NO_CHROMIUM);
+    const { page, requests, context: browserContext } = await rig.newPage();
+    await rig.logIn(page);
+    await page.goto(`${rig.address}/#/incidents?state=acknowledged&severity=warning&q=vpn`);
+    await page.getByRole('heading', { name: 'Incidents', level: 1 }).waitFor();
+    const filters = async () => ({
+      state: await page.getByRole('combobox', { name: /^State/ }).inputValue(),
+      severity: await page.getByRole('combobox', { name: /^Severity/ }).inputValue(),
+      text: await page.getByLabel('Type or subject').inputValue(),
+    });
+    await expect.poll(filters).toEqual({ state: 'acknowledged', severity: 'warning', text: 'vpn' });
+
+    // Changed on the page, then a link (the hash set) while the page stays open.
+    await page.getByRole('combobox', { name: /^State/ }).selectOption('all');
+    await page.evaluate("location.hash = '#/incidents?state=closed&q=robot'");
+    await expect.poll(filters).toEqual({ state: 'closed', severity: '', text: 'robot' });
+    await expect
+      .poll(() => requests.some((url) => url.includes('/api/incidents?') && url.includes('state=closed')))
+      .toBe(true);
+
+    // Back to the first link: its filters again.
+    await page.goBack();
+    await expect.poll(filters).toEqual({ state: 'acknowledged', severity: 'warning', text: 'vpn' });
+    await browserContext.close();
+  });
+
   it('shows the actions disabled to a read-only role, saying why', { timeout: 60_000 }, async (context) => {
     if (!rig) return context.skip(NO_CHROMIUM);
     const [vehicle] = rig.sim.control.state().vehicles;
