@@ -8,6 +8,7 @@ import { type Access, currentAccess, logOut } from './lib/session.js';
 import { useTheme } from './lib/theme.js';
 import { PAGES } from './pages/index.js';
 import { LoginPage } from './pages/login.js';
+import { NoSuchPage } from './pages/no-such-page.js';
 
 /**
  * The console: one page served by `fleetwatch run` at `/`, same origin as the API, on the session
@@ -30,11 +31,11 @@ function App() {
   if (access.kind === 'needed')
     return <LoginPage onLoggedIn={(session) => setAccess({ kind: 'session', session })} />;
 
-  const entry = PAGES.find((candidate) => candidate.page === route.page) ?? PAGES[0]!;
-  const Page = entry.component;
+  const entry = PAGES.find((candidate) => candidate.page === route.page);
+  const sections = PAGES.filter((candidate) => candidate.nav);
   return (
     <>
-      <PageFocus page={entry.page} title={entry.nav ?? entry.page} />
+      <PageFocus page={route.page} title={entry ? (entry.nav ?? entry.page) : 'no such page'} />
       {/* The hash is the route here, so the skip link is a button that moves focus, not an anchor. */}
       <button type="button" class="skip" onClick={() => document.getElementById('content')?.focus()}>
         Skip to content
@@ -42,11 +43,11 @@ function App() {
       <header class="top">
         <span class="brand">fleetwatch</span>
         <nav aria-label="Sections">
-          {PAGES.filter((candidate) => candidate.nav).map((candidate) => (
+          {sections.map((candidate) => (
             <a
               key={candidate.page}
               href={href(candidate.page)}
-              aria-current={candidate.page === entry.page ? 'page' : undefined}
+              aria-current={candidate.page === entry?.page ? 'page' : undefined}
             >
               {candidate.nav}
             </a>
@@ -85,7 +86,11 @@ function App() {
         </span>
       </header>
       <main id="content" tabIndex={-1}>
-        <Page route={route} access={access} />
+        {entry ? (
+          <entry.component route={route} access={access} />
+        ) : (
+          <NoSuchPage page={route.page} sections={sections} />
+        )}
       </main>
     </>
   );

@@ -23,7 +23,7 @@ export interface PageEntry {
   component: FunctionComponent<PageProps>;
 }
 
-/** The pages, in navigation order; the first is the landing page (also for an unknown route). */
+/** The pages, in navigation order; the first is the landing page (the empty route, `#/`). */
 export const PAGES: readonly PageEntry[] = [
   { page: 'incidents', nav: 'Incidents', component: IncidentsPage },
   { page: 'fleet', nav: 'Fleet', component: FleetPage },

@@ -60,4 +60,28 @@ describe('the console in headless Chromium', () => {
     expect(errors.filter((message) => !/status of 401/.test(message))).toEqual([]);
     await browserContext.close();
   });
+  it('says an unknown route is no page, with links to the sections', { timeout: 60_000 }, async (context) => {
+    if (!rig) return context.skip(NO_CHROMIUM);
+    const { page, context: browserContext } = await rig.newPage();
+    await rig.logIn(page);
+    await page.goto(`${rig.address}/#/bogus`);
+    await page.getByRole('heading', { name: 'No such page', level: 1 }).waitFor();
+    await expect(page.title()).resolves.toBe('No such page · fleetwatch');
+    await expect(page.getByRole('heading', { name: 'Incidents' }).count()).resolves.toBe(0);
+    const main = page.getByRole('main');
+    await expect(main.textContent()).resolves.toContain('#/bogus');
+    await expect(main.getByRole('link').allTextContents()).resolves.toEqual([
+      'Incidents',
+      'Fleet',
+      'Live events',
+      'Silences',
+      'Delivery',
+    ]);
+    await main.getByRole('link', { name: 'Fleet' }).click();
+    await page.getByRole('heading', { name: 'Fleet', level: 1 }).waitFor();
+    // The empty route is still the landing page.
+    await page.goto(`${rig.address}/#/`);
+    await page.getByRole('heading', { name: 'Incidents', level: 1 }).waitFor();
+    await browserContext.close();
+  });
 });
