@@ -12,7 +12,8 @@ import { parse, pathId } from '../validate.js';
  * The web console (`console/`, built into `dist/console/` by `npm run build`): `GET /` is its page,
  * `GET /console/{file}` its script and stylesheet. The files hold no data (the page asks the API,
  * behind the login), so they are open. They are read once, when the server is built; a server
- * without a built console answers `/` with a page saying how to build it.
+ * without a built console answers `/` with a page saying how to build it (and a file's 404 says
+ * so too; with the console built, a 404 is only a name that is not one of its files).
  *
  * The page runs only the scripts it was served with: the Content-Security-Policy allows scripts,
  * styles and connections from this origin alone (no inline script, nothing from elsewhere).
@@ -114,7 +115,10 @@ export function registerConsoleRoutes(app: FastifyInstance, _context: RouteConte
     async (request, reply) => {
       const { file } = parse(fileParams, request.params, 'params');
       const asset = assets.get(file);
-      if (!asset) throw notFound(`the console is not built: no ${file} (run npm run build)`);
+      if (!asset)
+        throw notFound(
+          page ? `no console file ${file}` : `the console is not built: no ${file} (run npm run build)`,
+        );
       return send(request, reply, asset);
     },
   );
