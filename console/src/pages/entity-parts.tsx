@@ -208,23 +208,31 @@ export interface ActionProps {
   destructive?: boolean;
   /** False while something the action needs is missing (a name to transfer to). */
   ready?: boolean;
+  /**
+   * Why the entity cannot take the action at all (a vehicle without power control): the button is
+   * disabled with this as its title, as for a role that may not operate.
+   */
+  unavailable?: string;
   /** Calls the API; what it resolves to is shown under the buttons. */
   run: () => Promise<string>;
   onOutcome: (outcome: Outcome) => void;
 }
 
-/** A button that asks in `Confirm`, then runs; disabled with the role needed for a read session. */
+/**
+ * A button that asks in `Confirm`, then runs; disabled, saying why, for a read session (the role
+ * needed) and for an entity that cannot take it (`unavailable`).
+ */
 export function Action(props: ActionProps) {
   const [asking, setAsking] = useState(false);
   const [busy, setBusy] = useState(false);
-  const allowed = mayOperate(props.access);
+  const why = mayOperate(props.access) ? props.unavailable : OPERATE_ROLE_NEEDED;
   return (
     <>
       <button
         type="button"
         class={props.destructive ? 'danger' : undefined}
-        disabled={!allowed || busy || props.ready === false}
-        title={allowed ? undefined : OPERATE_ROLE_NEEDED}
+        disabled={why !== undefined || busy || props.ready === false}
+        title={why}
         onClick={() => setAsking(true)}
       >
         {props.label}

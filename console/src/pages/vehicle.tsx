@@ -96,6 +96,12 @@ export function VehiclePage({ route, access }: PageProps) {
     return `Power ${target} requested`;
   };
 
+  // The fleet service refuses to switch such a vehicle (404): not offered, rather than failing.
+  const noPowerControl =
+    entity.view.value?.power.powerCapable === false
+      ? 'This vehicle has no power control: the fleet service cannot switch it'
+      : undefined;
+
   return (
     <EntityFrame
       kind="vehicle"
@@ -140,6 +146,7 @@ export function VehiclePage({ route, access }: PageProps) {
       <section aria-labelledby="actions-title">
         <h2 id="actions-title">Power</h2>
         <RoleNote access={access} />
+        {noPowerControl ? <p class="hint">{noPowerControl}.</p> : null}
         <div class="actions-group">
           {(['on', 'off'] as const).map((target) => (
             <Action
@@ -148,6 +155,7 @@ export function VehiclePage({ route, access }: PageProps) {
               label={`Power ${target}`}
               title={`Power ${id} ${target}?`}
               ready={progress?.phase !== 'waiting'}
+              unavailable={noPowerControl}
               run={power(target)}
               onOutcome={setOutcome}
             >

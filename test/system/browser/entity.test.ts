@@ -156,6 +156,32 @@ describe('the entity pages', () => {
     await browserContext.close();
   });
 
+  it('shows power on/off disabled, saying why, on a vehicle without power control', {
+    timeout: 60_000,
+  }, async (context) => {
+    if (!rig) return context.skip(NO_CHROMIUM);
+    rig.sim.control.updateVehicle('veh-0003', { powerCapable: false });
+    await expect
+      .poll(
+        async () =>
+          (await readApi<{ power: { powerCapable: boolean } }>(rig!, '/api/vehicles/veh-0003'))?.power
+            .powerCapable,
+        { timeout: 20_000 },
+      )
+      .toBe(false);
+    const { page, context: browserContext } = await rig.newPage();
+    await rig.logIn(page);
+    await page.goto(`${rig.address}/#/vehicle/veh-0003`);
+    const why = 'This vehicle has no power control: the fleet service cannot switch it';
+    await page.getByText(`${why}.`).waitFor();
+    for (const name of ['Power on', 'Power off']) {
+      const button = page.getByRole('button', { name, exact: true });
+      expect(await button.isDisabled(), name).toBe(true);
+      expect(await button.getAttribute('title')).toBe(why);
+    }
+    await browserContext.close();
+  });
+
   it('shows a read-role session the actions disabled, with the role they need', {
     timeout: 60_000,
   }, async (context) => {
