@@ -236,10 +236,10 @@ function IncidentList({ access, route }: PageProps) {
                             <Since iso={incident.since} now={now} />
                           </a>
                         </td>
-                        <td>
+                        <td class="state-cell">
                           <StateCell incident={incident} />
                         </td>
-                        <td>
+                        <td class="actions-cell">
                           <IncidentActions incident={incident} access={access} onChanged={list.reload} />
                         </td>
                       </tr>

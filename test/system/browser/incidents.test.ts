@@ -240,6 +240,37 @@ describe('the Incidents page', () => {
     await browserContext.close();
   });
 
+  it('keeps a row whole on a phone: the state and the actions inside the screen, no sideways scroll', {
+    timeout: 60_000,
+  }, async (context) => {
+    if (!rig) return context.skip(NO_CHROMIUM);
+    const vehicle = rig.sim.control.state().vehicles[1]!;
+    const subject = `vehicle/${vehicle.id}`;
+    rig.sim.control.updateVehicle(vehicle.id, { vpnConnected: false });
+    const browserContext = await rig.browser.newContext({ viewport: { width: 375, height: 800 } });
+    const page = await browserContext.newPage();
+    await rig.logIn(page);
+    const row = rowOf(page, subject);
+    await row.waitFor({ timeout: 30_000 });
+    const inside = async (name: string, box: { x: number; width: number } | null) => {
+      expect(box, name).not.toBeNull();
+      expect(box!.x, name).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width, name).toBeLessThanOrEqual(375);
+    };
+    await inside('state', await row.locator('.state-cell').boundingBox());
+    await expect(row.locator('.state-cell').textContent()).resolves.toContain('active');
+    for (const action of ['Acknowledge', 'Silence']) {
+      const name = `${action} vehicle.vpn.disconnected on ${subject}`;
+      await inside(name, await row.getByRole('button', { name }).boundingBox());
+    }
+    // Nothing to scroll sideways to, in the table or the page.
+    const overflow = `[...document.querySelectorAll('.table-wrap'), document.documentElement]
+      .some((element) => element.scrollWidth > element.clientWidth)`;
+    await expect(page.evaluate(overflow)).resolves.toBe(false);
+    rig.sim.control.updateVehicle(vehicle.id, { vpnConnected: true });
+    await browserContext.close();
+  });
+
   it('shows the actions disabled to a read-only role, saying why', { timeout: 60_000 }, async (context) => {
     if (!rig) return context.skip(NO_CHROMIUM);
     const [vehicle] = rig.sim.control.state().vehicles;
