@@ -32,6 +32,7 @@ import { registerRobotRoutes } from './routes/robots.js';
 import { registerSessionRoutes } from './routes/session.js';
 import { registerSilenceRoutes } from './routes/silences.js';
 import { isLoopbackAddress } from './sessions.js';
+import { refuseBody } from './validate.js';
 
 export type { HttpServerOptions, HttpTuning, MetricsSource } from './context.js';
 
@@ -106,6 +107,13 @@ export async function buildHttpApp(options: HttpServerOptions): Promise<FastifyI
 
   // Only JSON bodies: anything else is a 415 naming the type to send, not a 400 about the body.
   app.removeContentTypeParser('text/plain');
+
+  // One rule for every documented route: a body where the route takes none is a 400, not ignored.
+  app.addHook('preValidation', async (request) => {
+    const doc = request.routeOptions.config.doc;
+    if (doc && !doc.body && request.body !== undefined)
+      refuseBody(request.method, request.routeOptions.url ?? '');
+  });
 
   app.setErrorHandler(errorHandler(logger));
   app.setNotFoundHandler((request, reply) => {

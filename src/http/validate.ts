@@ -26,6 +26,14 @@ export function rejectRequest(problems: string[]): never {
   return failWith(problems);
 }
 
+/**
+ * A body sent to a route whose document takes none (`config.doc` without `body`): refused, not
+ * ignored, since the client meant something by it. `path` is the route's pattern.
+ */
+export function refuseBody(method: string, path: string): never {
+  return rejectRequest([`body: ${method} ${path} takes no body`]);
+}
+
 /** A query flag: `true`/`false`/`1`/`0`/`yes`/`no`, or present without a value (`?wait`) for true. */
 export const queryFlag = z.union([z.boolean(), z.string()]).transform((value, ctx) => {
   if (typeof value === 'boolean') return value;

@@ -69,6 +69,57 @@ describe('bad requests', () => {
     expect(a.h.sim.control.getVehicle('veh-0001')?.pendingCommand).toBeNull();
   });
 
+  it('refuse timeout and interval on a power request without wait, sending nothing', async () => {
+    expect(
+      await problem({ method: 'POST', url: '/api/vehicles/veh-0001/power/on?timeout=10s' }),
+    ).toMatchObject({
+      status: 400,
+      message: 'query.timeout: only applies with wait=true; add wait=true, or leave it out',
+    });
+    expect(
+      (
+        await problem({
+          method: 'POST',
+          url: '/api/vehicles/veh-0001/power/on?wait=false&interval=1s&timeout=5s',
+        })
+      ).details?.problems,
+    ).toEqual([
+      'query.timeout: only applies with wait=true; add wait=true, or leave it out',
+      'query.interval: only applies with wait=true; add wait=true, or leave it out',
+    ]);
+    expect(a.h.sim.control.getVehicle('veh-0001')?.pendingCommand).toBeNull();
+  });
+
+  it('refuse a body on a write that takes none, as the robot writes do', async () => {
+    expect(
+      await problem({ method: 'POST', url: '/api/vehicles/veh-0001/power/on', payload: { wait: true } }),
+    ).toMatchObject({
+      status: 400,
+      message: 'body: POST /api/vehicles/:id/power/:target takes no body',
+    });
+    expect(a.h.sim.control.getVehicle('veh-0001')?.pendingCommand).toBeNull();
+    expect(
+      (await problem({ method: 'POST', url: '/api/receivers/anyone/resume', payload: { force: true } }))
+        .message,
+    ).toBe('body: POST /api/receivers/:name/resume takes no body');
+    // An empty JSON body is no body.
+    const empty = await a.app.inject({
+      method: 'POST',
+      url: '/api/vehicles/veh-0002/power/on',
+      headers: { ...bearer(), 'content-type': 'application/json' },
+      payload: '',
+    });
+    expect(empty.statusCode).toBe(202);
+  });
+
+  it('read every query flag alike: yes and no are taken, maybe is not', async () => {
+    const all = await a.app.inject({ url: '/api/silences?all=yes', headers: bearer() });
+    expect(all.statusCode).toBe(200);
+    expect(
+      (await problem({ method: 'POST', url: '/api/vehicles/veh-0001/power/on?wait=maybe' })).message,
+    ).toBe('query.wait: must be true or false (got "maybe")');
+  });
+
   it('name every body field that is wrong, and reject a body that is not JSON', async () => {
     const empty = await problem({ method: 'POST', url: '/api/silences', payload: {} });
     expect(empty.status).toBe(400);

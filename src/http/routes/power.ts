@@ -11,7 +11,7 @@ import { audit } from '../audit.js';
 import type { RouteContext } from '../context.js';
 import { ApiError, conflict, fromUpstream, unavailable } from '../errors.js';
 import type { RouteDoc } from '../route-doc.js';
-import { parse, pathId, queryDuration, queryFlag } from '../validate.js';
+import { parse, pathId, queryDuration, queryFlag, rejectRequest } from '../validate.js';
 
 /**
  * `POST /api/vehicles/{id}/power/{on|off}` (token required): asks the fleet service to switch a
@@ -19,7 +19,8 @@ import { parse, pathId, queryDuration, queryFlag } from '../validate.js';
  *
  * - Without `?wait`: 202 `{ vehicleId, requested, outcome: "accepted" }` once the upstream accepted
  *   the command (the vehicle has not necessarily acted yet).
- * - With `?wait=true` (`&timeout=60s`, at most 10 min; `&interval=2s`): polls the power status
+ * - With `?wait=true` (`&timeout=60s`, at most 10 min; `&interval=2s`; either without `wait` is a
+ *   400, as the CLI refuses them without `--wait`): polls the power status
  *   until the vehicle reports the state with nothing pending. 200 `outcome: "completed"` with the
  *   status; 202 `outcome: "timed_out"` when it is still pending at the deadline (the command stands);
  *   409 `power_command_failed` when another command replaced it or it cleared without the state.
@@ -38,10 +39,12 @@ const params = z.object({
 
 const query = z.strictObject({
   wait: queryFlag.optional().describe('Wait until the vehicle reports the state with nothing pending'),
-  timeout: queryDuration(1_000, 600_000).optional().describe('How long to wait (default 60s, at most 10m)'),
+  timeout: queryDuration(1_000, 600_000)
+    .optional()
+    .describe('How long to wait (default 60s, at most 10m); only with wait'),
   interval: queryDuration(POWER_POLL_INTERVAL.minMs, POWER_POLL_INTERVAL.maxMs)
     .optional()
-    .describe('How often the power status is read while waiting (default 2s)'),
+    .describe('How often the power status is read while waiting (default 2s); only with wait'),
 });
 
 /** The answer's shape, for the OpenAPI document. */
@@ -105,6 +108,15 @@ export function registerPowerRoutes(app: FastifyInstance, context: RouteContext)
     async (request, reply) => {
       const { id, target } = parse(params, request.params, 'params');
       const options = parse(query, request.query, 'query');
+      // Without wait they would be ignored, and the caller who sent them believes the request waits
+      // (the CLI refuses --timeout/--interval without --wait alike).
+      const needWait = (['timeout', 'interval'] as const).filter((name) => options[name] !== undefined);
+      if (!options.wait && needWait.length > 0)
+        rejectRequest(
+          needWait.map(
+            (name) => `query.${name}: only applies with wait=true; add wait=true, or leave it out`,
+          ),
+        );
       // A client that goes away, or the server closing, ends the request's upstream calls.
       const gone = linkedSignal([context.closing]);
       const onClose = () => {
