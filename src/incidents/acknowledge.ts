@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACK_TEXT_LIMITS, draft, EVENT } from '../events/catalogue.js';
 import type { FleetEvent } from '../events/types.js';
 import { formatDuration } from '../lib/duration.js';
-import { durationField } from '../lib/fields.js';
+import { durationField, requiredText } from '../lib/fields.js';
 import { parseProblems } from '../lib/issues.js';
 import type { IncidentRecord, IncidentStore } from '../store/incidents.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
@@ -22,11 +22,7 @@ import type { SnapshotStore } from '../store/snapshot-store.js';
 export const ACK_DURATION = { defaultMs: 4 * 3_600_000, minMs: 1_000, maxMs: 7 * 86_400_000 } as const;
 
 const words = (what: string, max: number) =>
-  z
-    .string({ error: `must say ${what}` })
-    .trim()
-    .min(1, { error: `must say ${what}` })
-    .max(max, { error: `must be at most ${max} characters` });
+  requiredText(`must say ${what}`).max(max, { error: `must be at most ${max} characters` });
 
 /** What an operator sends: `{ comment, author, for? }`. */
 export const ackInputSchema = z.strictObject({

@@ -179,3 +179,15 @@ export function numberField(range: Range) {
 export function sizeField(min: number, max: number) {
   return boundedField(SIZE, { min, max });
 }
+
+/**
+ * Text a person must give (who, why): missing or blank, the field says what to give
+ * (`instruction`, `must say why`); a value of another kind is worded as for any field
+ * (`expected text; got a number`).
+ */
+export function requiredText(instruction: string) {
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? instruction : undefined) })
+    .trim()
+    .min(1, { error: instruction });
+}

@@ -3,9 +3,10 @@ import { shown } from './fields.js';
 
 /**
  * How validation problems are worded for people (config check, API answers, CLI arguments): one
- * line per field, `path: message`, each saying what was expected. Schemas word their own problems
- * where they know better (`must be an http(s) URL`); `describeIssue` words the rest, in place of
- * zod's generic `Invalid input`.
+ * line per field, `path: message`, each saying what was expected, in its reader's words (a YAML
+ * mapping in the config file, a JSON object in the API). Schemas word their own problems where
+ * they know better (`must be an http(s) URL`); `issueWording` words the rest, in place of zod's
+ * generic `Invalid input`.
  */
 
 /** `route.routes[1].group_by[0]` */
@@ -18,14 +19,22 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return text;
 }
 
+/**
+ * Who reads the problems: the config file's author thinks in YAML (a mapping), an API or CLI
+ * caller sends JSON (an object). Only the words for an object differ.
+ */
+export type Audience = 'yaml' | 'json';
+
+const OBJECT_WORDS: Record<Audience, { expected: string; given: string }> = {
+  yaml: { expected: 'a mapping (key: value pairs)', given: 'a mapping' },
+  json: { expected: 'an object', given: 'an object' },
+};
+
 const EXPECTED: Record<string, string> = {
   string: 'text',
   number: 'a number',
   int: 'a whole number',
   boolean: 'true or false',
-  object: 'a mapping (key: value pairs)',
-  record: 'a mapping (key: value pairs)',
-  map: 'a mapping (key: value pairs)',
   array: 'a list',
   tuple: 'a list',
   set: 'a list',
@@ -34,8 +43,24 @@ const EXPECTED: Record<string, string> = {
   literal: 'a fixed value',
 };
 
+const OBJECT_TYPES = new Set(['object', 'record', 'map']);
+
+function expectedOf(type: string, audience: Audience): string {
+  return OBJECT_TYPES.has(type) ? OBJECT_WORDS[audience].expected : (EXPECTED[type] ?? type);
+}
+
+/** An object given is named in the audience's words; any other value as `kindOf`/`shown` say. */
+function isObject(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && !Array.isArray(input);
+}
+
 /** What kind of value was given (never the value itself: it may be a secret in the wrong place). */
-function kindOf(input: unknown): string {
+function kindOf(input: unknown, audience: Audience): string {
+  if (isObject(input)) return OBJECT_WORDS[audience].given;
+  return kindOfValue(input);
+}
+
+function kindOfValue(input: unknown): string {
   if (input === null || input === undefined) return 'nothing';
   if (Array.isArray(input)) return 'a list';
   switch (typeof input) {
@@ -104,39 +129,52 @@ export function unknownNames(noun: string, names: readonly string[], known: read
   return `${head} (expected ${known.length === 1 ? '' : 'one of '}${known.join(', ')})`;
 }
 
-function alternatives(errors: readonly (readonly z.core.$ZodIssue[])[]): string | undefined {
+function alternatives(
+  errors: readonly (readonly z.core.$ZodIssue[])[],
+  audience: Audience,
+): string | undefined {
   const expected = errors.map((issues) => {
     const [first] = issues;
-    return first?.code === 'invalid_type' ? EXPECTED[first.expected] : undefined;
+    return first?.code === 'invalid_type' && (OBJECT_TYPES.has(first.expected) || first.expected in EXPECTED)
+      ? expectedOf(first.expected, audience)
+      : undefined;
   });
   if (expected.some((text) => text === undefined)) return undefined;
   return [...new Set(expected)].join(' or ');
 }
 
 /**
- * The wording of an issue whose schema has no message of its own: what was expected, and what
- * was given (its kind, or the value when it cannot be a secret: a number, an enum's word).
- * Pass it as the `error` of a parse (`parseProblems` does).
+ * The wording of an issue whose schema has no message of its own, for `audience`: what was
+ * expected, and what was given (its kind, or the value when it cannot be a secret: a number, an
+ * enum's word). Pass it as the `error` of a parse (`parseProblems` does).
  */
-export const describeIssue: z.core.$ZodErrorMap = (issue) => {
+export function issueWording(audience: Audience): z.core.$ZodErrorMap {
+  return (issue) => describe(issue, audience);
+}
+
+/** The config file's wording (YAML): `load.ts` and the schemas parsed within it (`parseWithin`). */
+export const describeIssue: z.core.$ZodErrorMap = issueWording('yaml');
+const describeJson: z.core.$ZodErrorMap = issueWording('json');
+
+function describe(issue: z.core.$ZodRawIssue, audience: Audience): string | undefined {
   switch (issue.code) {
     case 'invalid_type': {
-      const expected = EXPECTED[issue.expected] ?? issue.expected;
+      const expected = expectedOf(issue.expected, audience);
       if (issue.input === undefined) return `is required (${expected})`;
-      return `expected ${expected}; got ${kindOf(issue.input)}`;
+      return `expected ${expected}; got ${kindOf(issue.input, audience)}`;
     }
     case 'invalid_value': {
       const values = issue.values.map((value) => JSON.stringify(value));
       const expected = values.length === 1 ? values[0] : `one of ${values.join(', ')}`;
       if (issue.input === undefined) return `is required (${expected})`;
-      return `expected ${expected}; got ${shown(issue.input)}`;
+      return `expected ${expected}; got ${isObject(issue.input) ? kindOf(issue.input, audience) : shown(issue.input)}`;
     }
     case 'unrecognized_keys':
       return unknownNames('field', issue.keys, knownKeys(issue.inst));
     case 'invalid_union': {
-      const expected = alternatives(issue.errors);
+      const expected = alternatives(issue.errors, audience);
       if (issue.input === undefined) return expected ? `is required (${expected})` : 'is required';
-      return expected ? `expected ${expected}; got ${kindOf(issue.input)}` : undefined;
+      return expected ? `expected ${expected}; got ${kindOf(issue.input, audience)}` : undefined;
     }
     case 'too_small':
     case 'too_big': {
@@ -164,7 +202,7 @@ export const describeIssue: z.core.$ZodErrorMap = (issue) => {
     default:
       return undefined;
   }
-};
+}
 
 /**
  * One line per field, `path: message`, for config checks and API answers: the first problem of a
@@ -200,13 +238,16 @@ function messageOf(issue: z.core.$ZodIssue): string {
 
 export type Parsed<T> = { ok: true; data: T } | { ok: false; problems: string[] };
 
-/** Validates `input`, or says what is wrong, one line per field, paths under `prefix`. */
+/**
+ * Validates `input` sent as JSON (an API body or query, a CLI body or flags), or says what is
+ * wrong, one line per field, paths under `prefix`. The config file words its own (`describeIssue`).
+ */
 export function parseProblems<S extends z.ZodType>(
   schema: S,
   input: unknown,
   prefix: readonly PropertyKey[] = [],
 ): Parsed<z.output<S>> {
-  const result = schema.safeParse(input, { reportInput: true, error: describeIssue });
+  const result = schema.safeParse(input, { reportInput: true, error: describeJson });
   if (result.success) return { ok: true, data: result.data };
   return { ok: false, problems: formatIssues(result.error, prefix) };
 }

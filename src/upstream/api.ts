@@ -125,7 +125,13 @@ export function upstreamMessageOf(body: string): string | undefined {
   }
   const detail = describeDetail(record.detail);
   if (detail) parts.push(detail);
-  return parts.length ? oneLine(parts.join(': ')) : undefined;
+  // A robot often puts the same words in its message and its details: said once.
+  const said = parts.filter((part, index) => parts.findIndex((other) => sameWords(other, part)) === index);
+  return said.length ? oneLine(said.join(': ')) : undefined;
+}
+
+function sameWords(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
 }
 
 /** The typed error for a response whose status is not the expected success status. */

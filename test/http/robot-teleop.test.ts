@@ -69,6 +69,13 @@ describe('Teleop Control through /api/robots/{deviceId}', () => {
       code: 'upstream_conflict',
       details: { upstreamMessage: expect.stringMatching(/no lease to renew/) },
     });
+
+    // The robot says it in its message and its details alike: the answer says it once.
+    const transfer = await api.request('POST', path('transfer'), { body: { to: 'alice' } });
+    expect(transfer.statusCode).toBe(409);
+    const { message, details } = transfer.json().error;
+    expect(details.upstreamMessage).toBe('no lease to transfer');
+    expect(message.match(/no lease to transfer/g)).toHaveLength(1);
   });
 
   it('releases a lease another user holds with force=true, a destructive write', async () => {

@@ -125,12 +125,12 @@ describe('bad requests', () => {
     expect(empty.status).toBe(400);
     expect(empty.details?.problems).toEqual(
       expect.arrayContaining([
-        'body.matchers: is required (a mapping (key: value pairs))',
+        'body.matchers: is required (an object)',
         'body.createdBy: is required: say who creates the silence',
         'body.comment: is required: say why (a ticket, the work going on)',
       ]),
     );
-    expect(empty.message).toContain('body.matchers: is required (a mapping (key: value pairs))');
+    expect(empty.message).toContain('body.matchers: is required (an object)');
 
     const wrong = await problem({
       method: 'POST',
@@ -140,6 +140,23 @@ describe('bad requests', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.message).toMatch(/body\.matchers\.severity: /);
     expect(wrong.message).toMatch(/body\.duration: /);
+
+    // JSON's words, not the config file's YAML ones; a value of the wrong kind is said so.
+    const kinds = await problem({
+      method: 'POST',
+      url: '/api/silences',
+      payload: { matchers: ['type=x'], duration: '1h', createdBy: 'ops', comment: 3 },
+    });
+    expect(kinds.details?.problems).toEqual([
+      'body.matchers: expected an object; got a list',
+      'body.comment: expected text; got a number',
+    ]);
+    const ack = await problem({
+      method: 'POST',
+      url: '/api/incidents/inc_nope/ack',
+      payload: { comment: { why: 'x' }, author: 'ops' },
+    });
+    expect(ack.details?.problems).toEqual(['body.comment: expected text; got an object']);
 
     const notJson = await problem({
       method: 'POST',

@@ -262,6 +262,14 @@ describe('robot errors', () => {
     expect(error.upstreamMessage).toBe('site not found: no site named yard');
   });
 
+  it('says the envelope once when its details repeat its message', async () => {
+    fake.sequence('POST', `${DEV}/teleop-control/transfer`, [
+      [409, { status: 'error', message: 'no lease to transfer', error: { details: 'No lease to transfer' } }],
+    ]);
+    const error = await failure(robots.teleopTransfer('dev-1', 'alice'));
+    expect(error.upstreamMessage).toBe('no lease to transfer');
+  });
+
   it('422 validation details → UnprocessableError with the field messages', async () => {
     fake.sequence('POST', `${DEV}/sites/yard`, [
       [

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { FleetEvent } from '../../events/types.js';
 import { formatDuration } from '../../lib/duration.js';
-import { durationField } from '../../lib/fields.js';
+import { durationField, requiredText } from '../../lib/fields.js';
 import { parseProblems } from '../../lib/issues.js';
 import { canonicalJson } from '../../lib/stable-hash.js';
 import { matchSchema } from '../routing/config.js';
@@ -56,14 +56,8 @@ export const silenceInputSchema = z
     endsAt: isoTime.optional(),
     // Kept as a due time and compared with the clock, never a timer.
     duration: durationField(MIN_SILENCE_MS, MAX_SILENCE_MS, { armsTimer: false }).optional(),
-    createdBy: z
-      .string({ error: 'must say who creates the silence' })
-      .trim()
-      .min(1, { error: 'must say who creates the silence' }),
-    comment: z
-      .string({ error: 'must say why (a ticket, the work going on)' })
-      .trim()
-      .min(1, { error: 'must say why (a ticket, the work going on)' }),
+    createdBy: requiredText('must say who creates the silence'),
+    comment: requiredText('must say why (a ticket, the work going on)'),
   })
   .superRefine((input, ctx) => {
     if (input.endsAt === undefined && input.duration === undefined) {
