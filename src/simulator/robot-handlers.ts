@@ -333,13 +333,19 @@ export const ROBOT_HANDLERS: { readonly [Name in GatewayOperation['name']]: Hand
     room.tracks.set(track.track_id, track);
     return ok(track, 'track created', 201);
   }),
-  deleteRealtimeTrack: ({ robot, body, query }) => {
+  // The spec gives this path no query parameter: the track is named in the body (its track_id or
+  // name), the only input fleetwatch's operation sends, and the 422 says so.
+  deleteRealtimeTrack: ({ robot, body }) => {
     const room = robot.room;
     if (!room) return fail(409, 'no room');
     const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>;
-    const key = query.get('track_id') ?? query.get('name') ?? b['track_id'] ?? b['name'];
+    const key = b['track_id'] ?? b['name'];
     if (typeof key !== 'string' || key === '')
-      return unprocessable(['query', 'track_id'], 'Field required', 'missing');
+      return unprocessable(
+        ['body', 'track_id'],
+        'Field required (the track_id, or the name, of the track)',
+        'missing',
+      );
     const track = room.tracks.get(key) ?? [...room.tracks.values()].find((t) => t.name === key);
     if (!track) return fail(404, 'track not found', key);
     room.tracks.delete(track.track_id);

@@ -209,8 +209,22 @@ describe('simulator robot API', () => {
         name: 'ops',
         tracks: [{ name: 'cam' }],
       });
-      expectError(await robot('/realtime/room/track?name=nope', { method: 'DELETE' }), 404);
-      expect((await robot('/realtime/room/track?name=cam', { method: 'DELETE' })).status).toBe(200);
+      // The track is named in the body; without one the 422 names the body's field.
+      const unnamed = await robot('/realtime/room/track', { method: 'DELETE' });
+      expect(unnamed.status).toBe(422);
+      expect(unnamed.body).toEqual({
+        detail: [
+          {
+            loc: ['body', 'track_id'],
+            msg: 'Field required (the track_id, or the name, of the track)',
+            type: 'missing',
+          },
+        ],
+      });
+      expectError(await robot('/realtime/room/track', { method: 'DELETE', json: { name: 'nope' } }), 404);
+      expect((await robot('/realtime/room/track', { method: 'DELETE', json: { name: 'cam' } })).status).toBe(
+        200,
+      );
       expect((await robot('/realtime/room', { method: 'DELETE' })).status).toBe(200);
       expectError(await robot('/realtime/room', { method: 'DELETE' }), 404);
     });
