@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentFilters, parseRoute } from '../../console/src/lib/router.js';
+import { currentFilters, parseRoute } from '../../console/src/lib/route.js';
 
 const read = (query: URLSearchParams) => ({
   state: query.get('state') ?? 'open',
