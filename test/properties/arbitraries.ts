@@ -3,6 +3,7 @@ import {
   DEFAULT_UNREACHABLE_CODES,
   type DetectorOptions,
   detectorOptionsSchema,
+  OBSERVATION_ERROR_CODES,
   toDetectorOptions,
 } from '../../src/events/detector-options.js';
 import { T0 } from '../events/helpers.js';
@@ -223,9 +224,8 @@ export function detectorOptions(maxCount = 10_000): fc.Arbitrary<DetectorOptions
       reachability: fc.record(
         {
           ...thresholds,
-          codes: fc.array(fc.oneof(fc.constantFrom(...ERROR_CODES), fc.string({ minLength: 1 })), {
-            maxLength: 6,
-          }),
+          // The config takes only codes an observation error can carry (config check refuses others).
+          codes: fc.array(fc.constantFrom(...OBSERVATION_ERROR_CODES), { maxLength: 6 }),
           statuses: fc.array(fc.integer({ min: 100, max: 599 }), { maxLength: 4 }),
         },
         { requiredKeys: [] },
