@@ -116,22 +116,9 @@ export class UpstreamWindows {
     // unanswering robots until they look like the share of a failing gateway.
     if (info.retry) return;
     const window = this.windowAt(at);
-    let byName = this.#pending.get(window);
-    if (!byName) {
-      byName = new Map();
-      this.#pending.set(window, byName);
-    }
-    const countsOf = (name: UpstreamName): Counts => {
-      let counts = byName.get(name);
-      if (!counts) {
-        counts = emptyCounts();
-        byName.set(name, counts);
-      }
-      return counts;
-    };
     const name = upstreamOf(info.operation);
-    countExchange(countsOf(name), info);
-    if (name !== 'token' && acceptedToken(info.status)) countsOf('token').requests += 1;
+    countExchange(this.#pendingCounts(window, name), info);
+    if (name !== 'token' && acceptedToken(info.status)) this.#pendingCounts(window, 'token').requests += 1;
   }
 
   /**
@@ -140,16 +127,22 @@ export class UpstreamWindows {
    * window of now (the same as the exchange's, but for an answer read across a window's end).
    */
   recordUnreadable(info: Pick<RequestInfo, 'operation'>, at = this.#now()): void {
-    const window = this.windowAt(at);
+    this.#pendingCounts(this.windowAt(at), upstreamOf(info.operation)).unreadable += 1;
+  }
+
+  /** The counts of `name` in `window` not yet in Redis, made on first use. */
+  #pendingCounts(window: number, name: UpstreamName): Counts {
     let byName = this.#pending.get(window);
     if (!byName) {
       byName = new Map();
       this.#pending.set(window, byName);
     }
-    const name = upstreamOf(info.operation);
-    const counts = byName.get(name) ?? emptyCounts();
-    counts.unreadable += 1;
-    byName.set(name, counts);
+    let counts = byName.get(name);
+    if (!counts) {
+      counts = emptyCounts();
+      byName.set(name, counts);
+    }
+    return counts;
   }
 
   /** Flushes every second until `stop`. */
@@ -205,18 +198,8 @@ export class UpstreamWindows {
       // counts only feed a ratio.
       for (const [window, byName] of batch) {
         for (const [name, counts] of byName) {
-          let target = this.#pending.get(window);
-          if (!target) {
-            target = new Map();
-            this.#pending.set(window, target);
-          }
-          const into = target.get(name) ?? emptyCounts();
-          into.requests += counts.requests;
-          into.authFailures += counts.authFailures;
-          into.serverErrors += counts.serverErrors;
-          into.timeouts += counts.timeouts;
-          into.unreadable += counts.unreadable;
-          target.set(name, into);
+          const into = this.#pendingCounts(window, name);
+          for (const field of Object.keys(counts) as (keyof Counts)[]) into[field] += counts[field];
         }
       }
       if (!this.#failing) {
