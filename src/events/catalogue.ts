@@ -61,6 +61,7 @@ export type IncidentKey =
   | 'health'
   | 'backlog'
   | 'upstream'
+  | 'list'
   | 'pace';
 
 export interface IncidentRole {
@@ -102,6 +103,8 @@ export const EVENT = {
   robotCommandQueueDrained: 'robot.command_queue.drained',
   upstreamDegraded: 'monitor.upstream.degraded',
   upstreamRecovered: 'monitor.upstream.recovered',
+  listUnreadable: 'monitor.list.unreadable',
+  listReadable: 'monitor.list.readable',
   pollingBehind: 'monitor.polling.behind',
   pollingCaughtUp: 'monitor.polling.caught_up',
   receiverDisabled: 'monitor.receiver.disabled',
@@ -388,6 +391,51 @@ const upstream = thresholdIncident(
   },
 );
 
+/** At most this many of a list's elements not as the spec says are named in its event. */
+export const MAX_LIST_EXAMPLES = 3;
+
+const list = thresholdIncident(
+  'upstream',
+  'list',
+  ['readable', 'unreadable'],
+  {
+    type: EVENT.listUnreadable,
+    severity: 'warning',
+    description:
+      "A list (the fleet API's vehicles, the robot gateway's robots) held elements not as the spec says for `failure_threshold` lists in a row. The rest of the list is observed as usual; a vehicle such an element names is not watched for its VPN state and address, a robot it names keeps its other pollers, and an element naming nothing cannot be told apart: a new entity behind it is not discovered.",
+    says: { one: 'lists elements not as the spec says', many: 'list elements not as the spec says' },
+    hidesValues: true,
+    data: {
+      consecutiveLists: consecutive,
+      rejected: z
+        .number()
+        .int()
+        .positive()
+        .describe('Elements not as the spec says in the list that tipped it.'),
+      elements: z.number().int().positive().describe('Elements of that list in all.'),
+      unnamed: z.number().int().nonnegative().describe('Of the rejected, those naming no entity.'),
+      examples: z
+        .array(
+          z.strictObject({
+            id: z.string().nullable().describe('The entity the element names; null when it names none.'),
+            message: z.string().max(240).describe('What is not as the spec says.'),
+          }),
+        )
+        .max(MAX_LIST_EXAMPLES),
+    },
+  },
+  {
+    type: EVENT.listReadable,
+    description:
+      'Every element of the list is as the spec says again, for `success_threshold` lists; carries the duration.',
+    says: {
+      one: 'lists every element as the spec says again',
+      many: 'list every element as the spec says again',
+    },
+    hidesValues: true,
+  },
+);
+
 const pace = thresholdIncident(
   'poller',
   'pace',
@@ -651,6 +699,8 @@ const DEFINITIONS = {
   ),
   [EVENT.upstreamDegraded]: upstream.fires,
   [EVENT.upstreamRecovered]: upstream.resolves,
+  [EVENT.listUnreadable]: list.fires,
+  [EVENT.listReadable]: list.resolves,
   [EVENT.pollingBehind]: pace.fires,
   [EVENT.pollingCaughtUp]: pace.resolves,
   [EVENT.receiverDisabled]: receiver(

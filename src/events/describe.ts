@@ -83,6 +83,35 @@ function paceDetail(event: Pick<FleetEvent, 'type' | 'data'>): string {
   return `: ${count(waiting)} of ${count(shards)} shards had waited a whole interval (${describeDuration(count(intervalMs))}) for a worker; every entity is still polled, less often`;
 }
 
+/** The entities each upstream's list holds (`upstream/<name>` of `monitor.list.unreadable`). */
+const LIST_NOUNS: Readonly<Record<string, { one: string; many: string }>> = {
+  fleet: { one: 'vehicle', many: 'vehicles' },
+  robots: { one: 'robot', many: 'robots' },
+};
+
+/**
+ * `monitor.list.unreadable`: how much of the list, the first element's fault, and what fleetwatch
+ * does not see because of it.
+ */
+function listDetail(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): string {
+  if (event.type !== EVENT.listUnreadable) return '';
+  const { rejected, elements, unnamed, examples } = event.data;
+  const name = event.subject.slice(event.subject.indexOf('/') + 1);
+  const noun = LIST_NOUNS[name] ?? { one: 'entity', many: 'entities' };
+  const first = Array.isArray(examples) ? (examples[0] as { message?: unknown } | undefined) : undefined;
+  const example = typeof first?.message === 'string' ? ` (${first.message})` : '';
+  const named = count(rejected) - count(unnamed);
+  const unseen =
+    named > 0 && name === 'fleet'
+      ? `; ${named === 1 ? 'the vehicle it names is' : `the ${named} vehicles they name are`} not watched for VPN state and address`
+      : '';
+  const nameless =
+    count(unnamed) > 0
+      ? `; ${count(unnamed)} ${count(unnamed) === 1 ? 'names' : 'name'} no ${noun.one}: a new ${noun.one} behind ${count(unnamed) === 1 ? 'it' : 'them'} is not discovered`
+      : '';
+  return `: ${count(rejected)} of ${count(elements)} elements${example}${unseen}${nameless}`;
+}
+
 /**
  * `monitor.receiver.disabled`: what the receiver answered, and the way back (its notifications
  * wait in the dead letters meanwhile).
@@ -124,7 +153,7 @@ export function describeEvent(event: Pick<FleetEvent, 'type' | 'subject' | 'data
         ? `: power ${data.requested}`
         : '';
   const duration = typeof data.durationMs === 'number' ? ` after ${describeDuration(data.durationMs)}` : '';
-  return `${entity} ${phrase}${part}${change}${duration}${paceDetail(event)}${receiverDetail(event)}`;
+  return `${entity} ${phrase}${part}${change}${duration}${paceDetail(event)}${listDetail(event)}${receiverDetail(event)}`;
 }
 
 /**

@@ -10,7 +10,7 @@ import { UPSTREAM_ERROR_CODES, type UpstreamErrorCode } from '../upstream/errors
  * `toDetectorOptions(config.detectors)` to the detectors.
  *
  * Thresholds count consecutive observations (for `upstream`, consecutive counting windows; for
- * `pace`, consecutive ticks of the poller).
+ * `pace`, consecutive ticks of the poller; for `list`, consecutive lists).
  */
 
 const count = (fallback: number) => countField(1, 10_000).default(fallback);
@@ -113,6 +113,8 @@ export const detectorOptionsSchema = z.strictObject({
       min_requests: 10,
       auth_failures: 5,
     }),
+  /** Lists with elements not as the spec says (`monitor.list.unreadable`). */
+  list: z.strictObject(thresholds(2, 2)).default({ failure_threshold: 2, success_threshold: 2 }),
   /** Ticks of a poller with shards still queued or running from the tick before (`monitor.polling.behind`). */
   pace: z.strictObject(thresholds(3, 3)).default({ failure_threshold: 3, success_threshold: 3 }),
 });
@@ -151,6 +153,8 @@ export interface UpstreamHealthOptions extends ThresholdOptions {
 
 export type PollPaceOptions = ThresholdOptions;
 
+export type ListElementsOptions = ThresholdOptions;
+
 /** What each detector takes as `context.options`. */
 export interface DetectorOptions {
   vehicleMembership: MembershipOptions;
@@ -161,6 +165,7 @@ export interface DetectorOptions {
   robotCommandQueue: RobotCommandQueueOptions;
   upstreamHealth: UpstreamHealthOptions;
   pollPace: PollPaceOptions;
+  listElements: ListElementsOptions;
 }
 
 export function toDetectorOptions(section: DetectorOptionsConfig): DetectorOptions {
@@ -195,6 +200,10 @@ export function toDetectorOptions(section: DetectorOptionsConfig): DetectorOptio
     pollPace: {
       failureThreshold: section.pace.failure_threshold,
       successThreshold: section.pace.success_threshold,
+    },
+    listElements: {
+      failureThreshold: section.list.failure_threshold,
+      successThreshold: section.list.success_threshold,
     },
   };
 }

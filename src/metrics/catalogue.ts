@@ -272,6 +272,12 @@ export const METRICS = {
     labels: ['upstream'],
     help: 'Per upstream (token, fleet, robots): 1 while its monitor.upstream.degraded incident is open, 0 otherwise.',
   },
+  listUnreadable: {
+    name: 'fleetwatch_list_unreadable',
+    type: 'gauge',
+    labels: ['upstream'],
+    help: 'Per list (fleet: the vehicle list, robots: the robot list): 1 while its monitor.list.unreadable incident is open (elements not as the spec says), 0 otherwise.',
+  },
   pollerBehind: {
     name: 'fleetwatch_poller_behind',
     type: 'gauge',

@@ -12,10 +12,11 @@ import {
   stateV1,
   VPN_STATUSES,
 } from '../fleet/index.js';
+import { LIST_UPSTREAMS, listRef } from '../pollers/list-ref.js';
 import { paceRef } from '../pollers/pace.js';
 import { upstreamRef } from '../pollers/upstream-windows.js';
 import type { SnapshotRef } from '../store/snapshot-store.js';
-import { UPSTREAM_NAMES, type UpstreamName } from '../upstream/names.js';
+import { UPSTREAM_NAMES } from '../upstream/names.js';
 import { ScrapedGauges } from './cache.js';
 import { Tally } from './tally.js';
 
@@ -32,31 +33,47 @@ import { Tally } from './tally.js';
  * The same reading holds the monitor's own incidents: each upstream's health
  * (`fleetwatch_upstream_degraded`, the `upstream` poller's snapshots, `fleet` ref
  * `upstream/<name>`) and each queued poller's pace (`fleetwatch_poller_behind`, `fleet` ref
- * `poller/<name>`), alerting exactly while their `monitor.upstream.degraded` /
- * `monitor.polling.behind` incident is open, since the commit that fires it also stores it.
+ * `poller/<name>`) and each list's completeness (`fleetwatch_list_unreadable`, `fleet` ref
+ * `list/<upstream>`), alerting exactly while their `monitor.upstream.degraded` /
+ * `monitor.polling.behind` / `monitor.list.unreadable` incident is open, since the commit that
+ * fires it also stores it.
  */
 
 /** A fleet reading plus the monitor's own incidents: per upstream whether it is degraded, per poller whether it is behind. */
 export interface FleetGaugeReading {
   fleet: FleetReading;
-  degraded: ReadonlyMap<UpstreamName, boolean>;
+  degraded: ReadonlyMap<string, boolean>;
   behind: ReadonlyMap<string, boolean>;
+  unreadable: ReadonlyMap<string, boolean>;
 }
 
-/** Per name, whether the threshold incident kept in `field` of its snapshot is open. */
-async function readAlerting<Name extends string>(
+/** The names of one kind of the monitor's own threshold incidents, where each is kept and in which field. */
+interface AlertingSpec<Name extends string> {
+  names: readonly Name[];
+  refOf(name: Name): SnapshotRef;
+  field: string;
+}
+
+/**
+ * Per spec, per name, whether the threshold incident kept in `field` of its snapshot is open: all
+ * of them in one read.
+ */
+async function readAlerting(
   store: FleetStore,
-  names: readonly Name[],
-  refOf: (name: Name) => SnapshotRef,
-  field: string,
-): Promise<Map<Name, boolean>> {
-  const records = names.length > 0 ? await store.read(names.map(refOf)) : [];
-  const out = new Map<Name, boolean>();
-  names.forEach((name, index) => {
-    const state = stateV1(records[index]?.state);
-    out.set(name, readThreshold(state?.[field])?.alerting === true);
+  specs: readonly AlertingSpec<string>[],
+): Promise<Map<string, boolean>[]> {
+  const refs = specs.flatMap((spec) => spec.names.map((name) => spec.refOf(name)));
+  const records = refs.length > 0 ? await store.read(refs) : [];
+  let at = 0;
+  return specs.map((spec) => {
+    const out = new Map<string, boolean>();
+    for (const name of spec.names) {
+      const state = stateV1(records[at]?.state);
+      at += 1;
+      out.set(name, readThreshold(state?.[spec.field])?.alerting === true);
+    }
+    return out;
   });
-  return out;
 }
 
 export interface FleetGaugeSet {
@@ -65,6 +82,7 @@ export interface FleetGaugeSet {
   powerCommands: Gauge<'status'>;
   robots: Gauge<'health'>;
   upstreamDegraded: Gauge<'upstream'>;
+  listUnreadable: Gauge<'upstream'>;
   pollerBehind: Gauge<'poller'>;
   readDuration: Gauge;
   readTimestamp: Gauge;
@@ -114,20 +132,25 @@ export class FleetGauges extends ScrapedGauges<FleetGaugeReading> {
     this.readFrom(
       store && model
         ? async () => {
-            const [fleet, degraded, behind] = await Promise.all([
-              model.readFleet(),
-              readAlerting(store, UPSTREAM_NAMES, upstreamRef, 'health'),
-              readAlerting(store, this.#options.pollers ?? [], paceRef, 'pace'),
-            ]);
-            return { fleet, degraded, behind };
+            const [fleet, [degraded = new Map(), behind = new Map(), unreadable = new Map()]] =
+              await Promise.all([
+                model.readFleet(),
+                readAlerting(store, [
+                  { names: UPSTREAM_NAMES, refOf: upstreamRef, field: 'health' },
+                  { names: this.#options.pollers ?? [], refOf: paceRef, field: 'pace' },
+                  { names: LIST_UPSTREAMS, refOf: listRef, field: 'list' },
+                ]),
+              ]);
+            return { fleet, degraded, behind, unreadable };
           }
         : undefined,
     );
   }
 
-  protected apply({ fleet: reading, degraded, behind }: FleetGaugeReading): void {
+  protected apply({ fleet: reading, degraded, behind, unreadable }: FleetGaugeReading): void {
     const { gauges } = this.#options;
     for (const [upstream, is] of degraded) gauges.upstreamDegraded.set({ upstream }, is ? 1 : 0);
+    for (const [upstream, is] of unreadable) gauges.listUnreadable.set({ upstream }, is ? 1 : 0);
     for (const [poller, is] of behind) gauges.pollerBehind.set({ poller }, is ? 1 : 0);
     for (const tally of [this.#vpn, this.#power, this.#commands]) tally.update(reading.vehicles);
     this.#health.update(reading.robots);

@@ -228,6 +228,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
       powerCommands: gauge('vehiclePowerCommands', collectFleet),
       robots: gauge('robots', collectFleet),
       upstreamDegraded: gauge('upstreamDegraded', collectFleet),
+      listUnreadable: gauge('listUnreadable', collectFleet),
       pollerBehind: gauge('pollerBehind', collectFleet),
       readDuration: gauge('fleetReadDuration', collectFleet),
       readTimestamp: gauge('fleetReadTimestamp', collectFleet),

@@ -1,5 +1,6 @@
 import type { IncidentKey } from '../events/catalogue.js';
 import type { SeedableDetector, SeedIncident } from '../events/detectors/define.js';
+import { listElementsDetector } from '../events/detectors/list-elements.js';
 import { pollPaceDetector } from '../events/detectors/poll-pace.js';
 import { robotCommandQueueDetector } from '../events/detectors/robot-command-queue.js';
 import { robotHealthDetector } from '../events/detectors/robot-health.js';
@@ -9,6 +10,7 @@ import { vehiclePowerDetector } from '../events/detectors/vehicle-power.js';
 import type { IncidentRecord } from '../store/incidents.js';
 import type { SnapshotRef, SnapshotStore } from '../store/snapshot-store.js';
 import type { SnapshotSeed } from '../store/store-marker.js';
+import { listRef } from './list-ref.js';
 import { paceRef } from './pace.js';
 import type { FacetRef } from './poller.js';
 import { POLLERS } from './registry.js';
@@ -42,6 +44,7 @@ export const INCIDENT_SEEDS: { readonly [Key in IncidentKey]: SeedTarget } = {
   health: { ref: facetOf(POLLERS.robot_health.writes), detector: robotHealthDetector },
   backlog: { ref: facetOf(POLLERS.robot_command_queue.writes), detector: robotCommandQueueDetector },
   upstream: { ref: upstreamRef, detector: upstreamHealthDetector },
+  list: { ref: listRef, detector: listElementsDetector },
   pace: { ref: paceRef, detector: pollPaceDetector },
 };
 

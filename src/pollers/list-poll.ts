@@ -1,3 +1,6 @@
+import { MAX_LIST_EXAMPLES } from '../events/catalogue.js';
+import { naming } from '../events/detectors/define.js';
+import { listElementsDetector } from '../events/detectors/list-elements.js';
 import {
   MAX_KEPT_REJECTED,
   type MembershipState,
@@ -8,6 +11,7 @@ import type { Detector, EntityKind, Observation } from '../events/types.js';
 import type { SnapshotRef } from '../store/snapshot-store.js';
 import type { ListReading, RejectedElement } from '../upstream/list-elements.js';
 import { forgetRemoved } from './forget-removed.js';
+import { type ListUpstream, listRef } from './list-ref.js';
 import { membershipRefs, mergeMemberships } from './membership-view.js';
 import { mapObservation, toObservationError } from './observe.js';
 import type { PollContext } from './poller.js';
@@ -20,12 +24,16 @@ import type { PollContext } from './poller.js';
  * kept. The membership snapshot keeps the rejected elements for the fleet read model; they are
  * counted by code (`fleetwatch_observation_errors_total`; an element whose entity has a facet of
  * this list is counted there by the caller, the others here) and logged once per change, not on
- * every poll.
+ * every poll. Whether the list had any is an observation of its own (`listRef`, judged by the
+ * `list-elements` detector: `monitor.list.unreadable` / `readable`), so what fleetwatch cannot
+ * see is said like every other incident, not only logged.
  */
 
 export interface ListSpec<T, Options> {
   poller: string;
   kind: EntityKind;
+  /** The upstream that serves the list (`fleet`, `robots`): the subject of its `list` incident. */
+  upstream: ListUpstream;
   detector: Detector<MembershipState, MembershipValue, Options>;
   options: Options;
   idOf(item: T): string;
@@ -96,6 +104,26 @@ export async function commitList<T, Options>(
   );
   await forgetRemoved(ctx, spec.kind, membership.events);
   if (!list.ok) return;
+  await ctx.commit(
+    {
+      poller: spec.poller,
+      detector: naming(listElementsDetector, 'upstream', spec.upstream),
+      options: ctx.detectors.listElements,
+    },
+    [
+      {
+        ref: listRef(spec.upstream),
+        observation: mapObservation(list, (reading) => ({
+          elements: reading.items.length + rejected.length,
+          rejected: rejected.length,
+          unnamed,
+          examples: rejected
+            .slice(0, MAX_LIST_EXAMPLES)
+            .map((entry) => ({ id: entry.id, message: entry.message })),
+        })),
+      },
+    ],
+  );
   const ref = refs[0] as SnapshotRef;
   const record = mergeMemberships(records);
 

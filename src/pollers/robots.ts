@@ -18,6 +18,7 @@ export const robotsPoller = definePoller({
     await commitList(ctx, list, {
       poller: 'robots',
       kind: 'robot',
+      upstream: 'robots',
       detector: robotMembershipDetector,
       options: ctx.detectors.robotMembership,
       idOf: (robot) => robot.deviceId,

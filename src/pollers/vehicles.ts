@@ -27,6 +27,7 @@ export const vehiclesPoller = definePoller({
     await commitList(ctx, list, {
       poller: 'vehicles',
       kind: 'vehicle',
+      upstream: 'fleet',
       detector: vehicleMembershipDetector,
       options: ctx.detectors.vehicleMembership,
       idOf: (vehicle) => vehicle.id,

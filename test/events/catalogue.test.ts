@@ -65,6 +65,7 @@ describe('event catalogue', () => {
     expect([...byKey.keys()].sort()).toEqual([
       'backlog',
       'health',
+      'list',
       'pace',
       'reachability',
       'stale',

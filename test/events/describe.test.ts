@@ -129,6 +129,35 @@ describe('describeEvent', () => {
     ).toBe('poller robot_feedback keeps its interval again after 3m 05s');
   });
 
+  it('says how much of a list is not as the spec says, and what fleetwatch does not see for it', () => {
+    const examples = [{ id: 'veh-0050', message: 'vehicle "veh-0050": ipAddress: expected a string' }];
+    expect(
+      describeEvent({
+        type: 'monitor.list.unreadable',
+        subject: 'upstream/fleet',
+        data: { severity: 'warning', rejected: 1, elements: 50, unnamed: 0, examples },
+      }),
+    ).toBe(
+      'the fleet API lists elements not as the spec says: 1 of 50 elements (vehicle "veh-0050": ipAddress: expected a string); the vehicle it names is not watched for VPN state and address',
+    );
+    expect(
+      describeEvent({
+        type: 'monitor.list.unreadable',
+        subject: 'upstream/robots',
+        data: { severity: 'warning', rejected: 3, elements: 40, unnamed: 2, examples },
+      }),
+    ).toBe(
+      'the robot gateway lists elements not as the spec says: 3 of 40 elements (vehicle "veh-0050": ipAddress: expected a string); 2 name no robot: a new robot behind them is not discovered',
+    );
+    expect(
+      describeEvent({
+        type: 'monitor.list.readable',
+        subject: 'upstream/fleet',
+        data: { severity: 'info', previous: 'unreadable', current: 'readable', durationMs: 65_000 },
+      }),
+    ).toBe('the fleet API lists every element as the spec says again after 1m 05s');
+  });
+
   it('has words for every catalogued type', () => {
     for (const type of FLEET_EVENT_TYPES) {
       expect(describeEvent({ type, subject: 'vehicle/x', data: { severity: 'info' } })).not.toContain(type);

@@ -28,6 +28,7 @@ describe('detector options', () => {
         min_requests: 10,
         auth_failures: 5,
       },
+      list: { failure_threshold: 2, success_threshold: 2 },
       pace: { failure_threshold: 3, success_threshold: 3 },
     });
     expect(toDetectorOptions(section)).toEqual(DEFAULT_DETECTOR_OPTIONS);

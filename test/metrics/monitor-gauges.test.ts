@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics, type Metrics } from '../../src/metrics/index.js';
+import { listRef } from '../../src/pollers/list-ref.js';
 import { paceRef } from '../../src/pollers/pace.js';
 import { upstreamRef } from '../../src/pollers/upstream-windows.js';
 import { DeliveryHarness } from '../notifiers/delivery/helpers.js';
@@ -51,6 +52,8 @@ const disabled = (receiver: string) =>
 const degraded = (upstream: string) =>
   sampleValue(metrics.registry, 'fleetwatch_upstream_degraded', { upstream });
 const behind = (poller: string) => sampleValue(metrics.registry, 'fleetwatch_poller_behind', { poller });
+const unreadable = (upstream: string) =>
+  sampleValue(metrics.registry, 'fleetwatch_list_unreadable', { upstream });
 
 describe('fleetwatch_receiver_disabled', () => {
   it('is 1 while a receiver is disabled and 0 once it is enabled again', async () => {
@@ -114,6 +117,30 @@ describe('fleetwatch_poller_behind', () => {
       [],
     );
     expect(await behind('robot_health')).toBe(0);
+  });
+});
+
+describe('fleetwatch_list_unreadable', () => {
+  it('is 1 while the list snapshot is alerting (its incident open), 0 otherwise', async () => {
+    expect([await unreadable('fleet'), await unreadable('robots')]).toEqual([0, 0]);
+    const at = Date.now();
+    const firing = { alerting: true, streak: 0, streakSince: null, incidentSince: at };
+    const opened = await h.store.commit(
+      listRef('robots'),
+      0,
+      { state: { v: 1, list: firing }, observedAt: new Date(at).toISOString() },
+      [],
+    );
+    expect(opened.committed).toBe(true);
+    expect([await unreadable('fleet'), await unreadable('robots')]).toEqual([0, 1]);
+    const whole = { alerting: false, streak: 0, streakSince: null, incidentSince: null };
+    await h.store.commit(
+      listRef('robots'),
+      1,
+      { state: { v: 1, list: whole }, observedAt: new Date(at + 1_000).toISOString() },
+      [],
+    );
+    expect(await unreadable('robots')).toBe(0);
   });
 });
 

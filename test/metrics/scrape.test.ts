@@ -57,9 +57,9 @@ describe('fleet gauges at scrape time', () => {
     metrics.bind({ store });
     const text = await metrics.registry.metrics();
     // One read of both membership lists, then 80,000 signal snapshots 1,000 at a time, and one of
-    // the three upstreams' health.
+    // the monitor's own incidents (the three upstreams' health, the two lists').
     expect(store.reads).toBe(1 + 80 + 1);
-    expect(store.refsRead).toBe(2 + 80_000 + 3);
+    expect(store.refsRead).toBe(2 + 80_000 + 5);
     expect(text).toContain('fleetwatch_vehicles{vpn="disconnected"} 13334');
     expect(text).toContain('fleetwatch_vehicles{vpn="connected"} 26666');
     expect(text).toContain('fleetwatch_vehicle_vpn_connected{vehicle="V-039998"} 1');
@@ -101,18 +101,18 @@ describe('fleet gauges at scrape time', () => {
     metrics.bind({ store: versioned });
     const disconnected = () => sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'disconnected' });
 
-    // The first scrape decodes everything: both lists, 80,000 snapshots, the upstreams' health.
+    // The first scrape decodes everything: both lists, 80,000 snapshots, the monitor's own incidents.
     expect(await disconnected()).toBe(13334);
-    expect(store.refsRead).toBe(2 + 80_000 + 3);
-    // Nothing changed: the lists' stamps and the upstreams' health (read in full, three snapshots).
+    expect(store.refsRead).toBe(2 + 80_000 + 5);
+    // Nothing changed: the lists' stamps and the monitor's incidents (read in full, five snapshots).
     expect(await disconnected()).toBe(13334);
-    expect(store.refsRead).toBe(2 + 80_000 + 3 + 3);
+    expect(store.refsRead).toBe(2 + 80_000 + 5 + 5);
     expect(stampsRead).toBe(2 * 2);
     // One snapshot changed: that entity's two snapshots are read again, and the gauge moves.
     replaced = true;
     feed.push({ kind: 'vehicle', id: 'V-000000', facet: 'link' });
     expect(await disconnected()).toBe(13333);
-    expect(store.refsRead).toBe(2 + 80_000 + 3 + 3 + 2 + 3);
+    expect(store.refsRead).toBe(2 + 80_000 + 5 + 5 + 2 + 5);
     expect(await sampleValue(metrics.registry, 'fleetwatch_vehicles', { vpn: 'connected' })).toBe(26667);
     metrics.unbind();
   });

@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeEvent } from '../../src/events/describe.js';
 import type { FleetPage, RobotView, VehicleView } from '../../src/http/fleet-view.js';
 import { type AppHarness, appHarness, captureLogs } from '../http/helpers.js';
 
 /**
  * One bad record never blinds the fleet: a malformed element of the vehicle list (or the robot
  * list) is an observation error of its own entity, every other element is observed as usual, and
- * the list still counts for membership. Against the simulator (which sends the malformed element
+ * the list still counts for membership. What fleetwatch then cannot see is said once, as an
+ * incident of the upstream that serves the list (`monitor.list.unreadable` / `readable`). Against the simulator (which sends the malformed element
  * when told to) and a real Redis, through the pollers and the API.
  */
 
@@ -56,7 +58,24 @@ describe('a malformed vehicle among 50', () => {
     h.sim.control.updateVehicle(OTHER, { vpnConnected: false });
     for (let round = 0; round < 3; round += 1) await h.tick('vehicles', 'power');
     // remove_after is 2 in the harness: three lists without the vehicle would have removed it.
-    expect(await h.newEvents()).toEqual([`vehicle.vpn.disconnected vehicle/${OTHER}`]);
+    const events = await h.newFleetEvents();
+    expect(events.map((event) => `${event.type} ${event.subject}`).sort()).toEqual([
+      'monitor.list.unreadable upstream/fleet',
+      `vehicle.vpn.disconnected vehicle/${OTHER}`,
+    ]);
+    // What it cannot see is said, once: at the second list (detectors.list.failure_threshold 2).
+    const unreadable = events.find((event) => event.type === 'monitor.list.unreadable');
+    expect(unreadable?.data).toMatchObject({
+      upstream: 'fleet',
+      rejected: 1,
+      elements: 50,
+      unnamed: 0,
+      consecutiveLists: 2,
+      examples: [{ id: BAD, message: expect.stringContaining('ipAddress') }],
+    });
+    expect(describeEvent(unreadable!)).toMatch(
+      /^the fleet API lists elements not as the spec says: 1 of 50 elements \(.*ipAddress.*\); the vehicle it names is not watched for VPN state and address$/,
+    );
 
     const bad = await get<VehicleView>(`/api/vehicles/${BAD}`);
     expect(bad.presence.status).toBe('listed');
@@ -96,7 +115,7 @@ describe('a malformed vehicle among 50', () => {
     h.sim.control.updateVehicle(BAD, { listFields: null });
     await h.tick('vehicles');
     await h.tick('vehicles');
-    expect(await h.newEvents()).toEqual([]);
+    expect(await h.newEvents()).toEqual(['monitor.list.readable upstream/fleet']);
     const bad = await get<VehicleView>(`/api/vehicles/${BAD}`);
     expect(bad.lastError?.signal).not.toBe('link');
     expect((await get<FleetPage<VehicleView>>('/api/vehicles')).list.rejected).toEqual({
@@ -112,7 +131,16 @@ describe('a malformed vehicle among 50', () => {
     h.sim.control.updateVehicle('veh-0049', { listFields: { id: null } });
     await h.tick('vehicles');
     await h.tick('vehicles');
-    expect(await h.newEvents()).toEqual([]);
+    const [unreadable, ...more] = await h.newFleetEvents();
+    expect(more).toEqual([]);
+    expect(unreadable).toMatchObject({
+      type: 'monitor.list.unreadable',
+      subject: 'upstream/fleet',
+      data: { rejected: 1, unnamed: 1, examples: [{ id: null }] },
+    });
+    expect(describeEvent(unreadable!)).toContain(
+      '1 names no vehicle: a new vehicle behind it is not discovered',
+    );
     expect(h.counters.errors('vehicles', 'invalid_payload')).toBe(5);
     const page = await get<FleetPage<VehicleView>>('/api/vehicles');
     expect(page.list.rejected.elements).toEqual([
@@ -135,7 +163,7 @@ describe('a robot list entry that names no device', () => {
     h.sim.control.updateRobot(first.deviceId, { listFields: { device_id: null } });
     await h.tick('robots');
     await h.tick('robots');
-    expect(await h.newEvents()).toEqual([]);
+    expect(await h.newEvents()).toEqual(['monitor.list.unreadable upstream/robots']);
     expect(h.counters.errors('robots', 'invalid_payload')).toBe(2);
     const page = await get<FleetPage<RobotView>>('/api/robots');
     expect(page.items.map((item) => item.id)).toEqual(robots.map((robot) => robot.deviceId).sort());

@@ -165,6 +165,17 @@ describe('scripted scenario', () => {
     await step(['robots'], ['robot.removed robot/R-3']);
   });
 
+  it('a list with an element not as the spec says, after its threshold, and whole again', async () => {
+    h.sim.control.updateRobot('R-1', { listFields: { device_id: null } });
+    await step(['robots'], []);
+    await step(['robots'], ['monitor.list.unreadable upstream/robots']);
+    expect(seen.at(-1)?.data).toMatchObject({ upstream: 'robots', rejected: 1, unnamed: 1 });
+    await step(['robots'], []);
+    h.sim.control.updateRobot('R-1', { listFields: null });
+    await step(['robots'], []);
+    await step(['robots'], ['monitor.list.readable upstream/robots']);
+  });
+
   it('robot health down and up after their thresholds', async () => {
     h.sim.control.updateRobot('R-1', { healthy: false });
     await step(['robot_health'], []);

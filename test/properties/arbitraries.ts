@@ -242,6 +242,8 @@ export function detectorOptions(maxCount = 10_000): fc.Arbitrary<DetectorOptions
         },
         { requiredKeys: [] },
       ),
+      list: fc.record(thresholds, { requiredKeys: [] }),
+      pace: fc.record(thresholds, { requiredKeys: [] }),
     },
     { requiredKeys: [] },
   );
@@ -271,6 +273,8 @@ export const edgeDetectorOptions: fc.Arbitrary<DetectorOptions> = (() => {
         min_requests: bound,
         auth_failures: bound,
       }),
+      list: fc.record(thresholds),
+      pace: fc.record(thresholds),
     })
     .map((raw) => toDetectorOptions(detectorOptionsSchema.parse(raw)));
 })();

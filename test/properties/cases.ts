@@ -1,6 +1,7 @@
 import type fc from 'fast-check';
 import { CATALOGUE, type CatalogueEntry, EVENT, type FleetEventType } from '../../src/events/catalogue.js';
 import type { DetectorOptions } from '../../src/events/detector-options.js';
+import { listElementsDetector } from '../../src/events/detectors/list-elements.js';
 import { pollPaceDetector } from '../../src/events/detectors/poll-pace.js';
 import { robotCommandQueueDetector } from '../../src/events/detectors/robot-command-queue.js';
 import { CONFIG_PARTS, robotConfigDetector } from '../../src/events/detectors/robot-config.js';
@@ -23,11 +24,13 @@ import {
   invalidConfig,
   invalidFeedback,
   invalidLease,
+  invalidList,
   invalidPace,
   invalidPower,
   invalidVpn,
   invalidWindow,
   leaseValue,
+  listValue,
   membershipList,
   notArray,
   paceValue,
@@ -228,6 +231,15 @@ export const CASES: readonly DetectorCase[] = [
     options: (all) => all.pollPace,
     value: paceValue,
     invalid: invalidPace,
+    world: whole,
+  },
+  {
+    name: 'list-elements',
+    detector: listElementsDetector as AnyDetector,
+    types: [EVENT.listUnreadable, EVENT.listReadable],
+    options: (all) => all.listElements,
+    value: listValue,
+    invalid: invalidList,
     world: whole,
   },
 ];

@@ -246,6 +246,42 @@ export const invalidPace = fc.oneof(
   paceOf(0, 0, 0),
 );
 
+/** One list read: its elements, some not as the spec says, some of those naming nothing. */
+export const listValue = fc
+  .record({
+    elements: fc.integer({ min: 1, max: 50 }),
+    rejected: fc.integer({ min: 0, max: 50 }),
+    unnamed: fc.integer({ min: 0, max: 50 }),
+    id: fc.option(fc.string({ minLength: 1, maxLength: 8 }), { nil: null }),
+  })
+  .map(({ elements, rejected, unnamed, id }) => {
+    // Half the lists whole, so both events are reached.
+    const bad = rejected % 2 === 0 ? 0 : Math.min(elements, rejected);
+    return {
+      elements,
+      rejected: bad,
+      unnamed: Math.min(bad, unnamed),
+      examples: bad === 0 ? [] : [{ id, message: 'ipAddress: expected a string' }],
+    };
+  });
+
+const listOf = (elements: unknown, rejected: unknown, unnamed: unknown) =>
+  fc.record({
+    elements: fc.constant(elements),
+    rejected: fc.constant(rejected),
+    unnamed: fc.constant(unnamed),
+    examples: fc.constant([]),
+  });
+
+/** Counts that cannot be a list read, however bad they look. */
+export const invalidList = fc.oneof(
+  notRecord,
+  fc.record({ elements: fc.constant(4), rejected: badCount, unnamed: fc.constant(0) }),
+  fc.record({ elements: badCount, rejected: fc.constant(2), unnamed: fc.constant(0) }),
+  listOf(4, 5, 0),
+  listOf(4, 2, 3),
+);
+
 /** A length that is not a whole, non-negative, safe number. */
 export const invalidCommandQueue = fc.oneof(
   notRecord,

@@ -24,7 +24,7 @@ import { SlackStandin } from '../support/slack-standin.js';
  * One page per cause (Guarantee 11), end to end: two `fleetwatch run` replicas poll 200 vehicles
  * and 200 robots of the simulator and notify a Slack stand-in, while the simulator's token issuer
  * answers 401, then 5xx, and then the robot gateway answers 503 to every robot, each for "a
- * minute".
+ * minute"; and the fleet API lists every vehicle not as the spec says.
  *
  * Shortened by K = 3: every duration of the defaults is divided by 3 — per-entity pollers every
  * 10 s (30 s), the vehicle and robot lists every 10 s / 20 s, counting windows of 5 s (15 s),
@@ -276,4 +276,32 @@ describe('one page per cause, against the simulator with 200 vehicles and 200 ro
       expect(said.join('\n')).not.toMatch(/rb-\d{4}/);
     }, 300_000);
   }
+
+  // A contract change: every element names its vehicle, none is as the spec says. Each is that
+  // vehicle's observation error, so no vehicle event can say it; the list's own incident does.
+  it('the fleet API listing every vehicle not as the spec says: one page saying what is not watched, and its resolution', async (context) => {
+    printOnFailure(context, async () => `${replicas?.output(60)}\n${texts().join('\n---\n')}`);
+    const position = await logPosition();
+    const posts = standin.received.length;
+    const ids = sim.control.state().vehicles.map((vehicle) => vehicle.id);
+    for (const id of ids) sim.control.updateVehicle(id, { listFields: { vpnConnected: 'yes' } });
+    // Three or four lists (every 10 s) in a row: past detectors.list.failure_threshold (2).
+    await delay(35_000);
+    for (const id of ids) sim.control.updateVehicle(id, { listFields: null });
+    await standin.waitFor(posts + 2, 120_000);
+    await waitFor('nothing more to send', settled, (problem) => problem, { timeoutMs: 120_000 });
+
+    const said = texts(posts);
+    expect(said).toHaveLength(2);
+    expect(said[0]).toContain(
+      `the fleet API lists elements not as the spec says: ${VEHICLES} of ${VEHICLES} elements`,
+    );
+    expect(said[0]).toContain(`the ${VEHICLES} vehicles they name are not watched for VPN state and address`);
+    expect(said[1]).toContain('the fleet API lists every element as the spec says again');
+    const events = await eventsSince(position);
+    expect(events.map(({ event }) => `${event.type} ${event.subject}`)).toEqual([
+      'monitor.list.unreadable upstream/fleet',
+      'monitor.list.readable upstream/fleet',
+    ]);
+  }, 300_000);
 });

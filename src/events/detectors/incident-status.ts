@@ -58,9 +58,18 @@ const isSet = (value: unknown) => value !== null && value !== undefined;
 
 type Kind = 'vehicle' | 'robot' | 'upstream' | 'poller';
 
-/** Per incident key: the subject kind, the facet that holds it, and how to read its status. */
+/**
+ * Per incident key: the subject kind, the facet that holds it, and how to read its status. The
+ * monitor's own subjects (`upstream`, `poller`) are kept under `fleet`, `{kind}` by default, or
+ * `fleetId`, with the subject's name as the facet.
+ */
 const SOURCES: {
-  readonly [Key in IncidentKey]: { kind: Kind; facet: string; status: IncidentSource['status'] };
+  readonly [Key in IncidentKey]: {
+    kind: Kind;
+    facet: string;
+    fleetId?: string;
+    status: IncidentSource['status'];
+  };
 } = {
   vpn: { kind: 'vehicle', facet: 'link', status: thresholdStatus('vpn') },
   reachability: { kind: 'vehicle', facet: 'power', status: thresholdStatus('reachability') },
@@ -70,6 +79,8 @@ const SOURCES: {
   backlog: { kind: 'robot', facet: 'command_queue', status: openWhile('backlogSince', isSet) },
   // The facet is the upstream's name; its observations are counting windows, stamped at their end.
   upstream: { kind: 'upstream', facet: '', status: thresholdStatus('health') },
+  // The facet is the name of the upstream that serves the list; its observations are list reads.
+  list: { kind: 'upstream', facet: '', fleetId: 'list', status: thresholdStatus('list') },
   // The facet is the poller's name; its observations are ticks, stamped at the tick's start.
   pace: { kind: 'poller', facet: '', status: thresholdStatus('pace') },
 };
@@ -88,7 +99,11 @@ export function incidentSource(subject: string, key: string): IncidentSource | u
   const id = subject.slice(slash + 1);
   if (slash <= 0 || id === '' || kind !== source.kind) return undefined;
   if (source.kind === 'upstream' || source.kind === 'poller') {
-    return { ref: { kind: 'fleet', id: source.kind, facet: id }, windowEnd: true, status: source.status };
+    return {
+      ref: { kind: 'fleet', id: source.fleetId ?? source.kind, facet: id },
+      windowEnd: source.fleetId === undefined,
+      status: source.status,
+    };
   }
   return { ref: { kind: source.kind, id, facet: source.facet }, windowEnd: false, status: source.status };
 }

@@ -1,15 +1,8 @@
 import { z } from 'zod';
 import { draft, EVENT } from '../catalogue.js';
 import { DEFAULT_DETECTOR_OPTIONS, type PollPaceOptions, readOptions } from '../detector-options.js';
-import type { EventDraft } from '../types.js';
 import { type Clock, defineDetector, isRecord } from './define.js';
-import {
-  alertingSince,
-  stepThreshold,
-  type ThresholdState,
-  thresholdStateSchema,
-  transitionData,
-} from './threshold.js';
+import { alertingSince, judgeIncident, type ThresholdState, thresholdStateSchema } from './threshold.js';
 
 /**
  * The monitor's own polling pace, one observation per tick of a queued poller: how many shards
@@ -60,24 +53,19 @@ function paceOf(value: unknown): PollPace | undefined {
 function onTick(state: PollPaceState, value: unknown, clock: Clock, options: PollPaceOptions) {
   const pace = paceOf(value);
   if (pace === undefined) return { state, events: [] };
-  const behind = pace.waiting > 0;
-  const step = stepThreshold(state.pace, !behind, clock.at, options);
-  const events: EventDraft[] = [];
-  if (step.transition?.kind === 'fired' && behind) {
-    events.push(
+  const judged = judgeIncident(state.pace, pace.waiting === 0, clock.at, options, ['on_pace', 'behind'], {
+    fired: (data, count) =>
       draft(EVENT.pollingBehind, {
-        ...transitionData(step.transition, 'on_pace', 'behind'),
-        consecutiveTicks: step.transition.count,
+        ...data,
+        consecutiveTicks: count,
         shards: pace.shards,
         coalesced: pace.coalesced,
         waiting: pace.waiting,
         intervalMs: pace.intervalMs,
       }),
-    );
-  } else if (step.transition?.kind === 'resolved') {
-    events.push(draft(EVENT.pollingCaughtUp, transitionData(step.transition, 'on_pace', 'behind')));
-  }
-  return { state: { v: 1 as const, pace: step.state }, events };
+    resolved: (data) => draft(EVENT.pollingCaughtUp, data),
+  });
+  return { state: { v: 1 as const, pace: judged.state }, events: judged.events };
 }
 
 export const pollPaceDetector = defineDetector<PollPaceState, PollPace, PollPaceOptions>({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { atLeastOne, type ThresholdOptions } from '../detector-options.js';
+import type { EventDraft } from '../types.js';
 import { isoOf, storedTimeSchema } from './define.js';
 
 /**
@@ -129,4 +130,38 @@ export function transitionData(transition: ThresholdTransition, good: string, ba
   return transition.kind === 'fired'
     ? { previous: transition.previousKnown ? good : null, current: bad, since }
     : { previous: bad, current: good, since, durationMs: transition.durationMs };
+}
+
+/**
+ * One observation of a monitor incident judged by the threshold rule, with its two events: the
+ * step, and the firing event (`fired`: the transition's data plus what the detector adds) or the
+ * resolving one (`resolved`), worded between the incident's good and bad status: each detector
+ * says only what counts as bad and what its firing event carries (the pace and list detectors).
+ */
+export function judgeIncident<Good extends string, Bad extends string>(
+  previous: ThresholdState | null,
+  good: boolean,
+  at: number,
+  options: ThresholdOptions,
+  [goodStatus, badStatus]: readonly [Good, Bad],
+  events: {
+    fired(data: { previous: Good | null; current: Bad; since: string }, count: number): EventDraft;
+    resolved(data: { previous: Bad; current: Good; since: string; durationMs: number }): EventDraft;
+  },
+): { state: ThresholdState; events: EventDraft[] } {
+  const step = stepThreshold(previous, good, at, options);
+  const { transition } = step;
+  if (transition?.kind === 'fired') {
+    return {
+      state: step.state,
+      events: [events.fired(transitionData(transition, goodStatus, badStatus), transition.count)],
+    };
+  }
+  if (transition?.kind === 'resolved') {
+    return {
+      state: step.state,
+      events: [events.resolved(transitionData(transition, goodStatus, badStatus))],
+    };
+  }
+  return { state: step.state, events: [] };
 }
