@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   globToRegExp,
   prepend,
+  sayEvent,
   summarize,
   type TailEvent,
   tailMatcher,
@@ -60,6 +61,13 @@ describe('the console event tail helpers', () => {
       }),
     ).toBe('UNKNOWN → SUCCEEDED');
     expect(summarize({ severity: 'info', previous: { a: 1 }, current: null })).toBe('{"a":1} → —');
+  });
+
+  it('says an event in the sentence the API sent with it, else in its key data', () => {
+    const data = { severity: 'warning', previous: 'connected', current: 'disconnected' };
+    expect(sayEvent({ data, summary: 'veh-1 is off the VPN' })).toBe('veh-1 is off the VPN');
+    expect(sayEvent({ data })).toBe('connected → disconnected');
+    expect(sayEvent({ data, summary: '' })).toBe('connected → disconnected');
   });
 
   it('summarizes the key data: previous → current, then the other fields', () => {

@@ -161,6 +161,26 @@ describe('GET /api/events/stream', () => {
     await Promise.all([all.close(), vehiclesOnly.close()]);
   });
 
+  it('with format=envelope, sends each event with the sentence fleetwatch says it in; refuses another format', async () => {
+    const worded = await open('/api/events/stream?format=envelope&subject=vehicle/V-9');
+    await worded.until((blocks) => blocks.length >= 1);
+    const id = await emit('vehicle', 'V-9', 'vehicle.vpn.disconnected');
+    await worded.until(() => worded.events().length >= 1);
+    expect(JSON.parse(worded.events()[0]!.data!)).toEqual({
+      event: expect.objectContaining({ id, type: 'vehicle.vpn.disconnected', specversion: '1.0' }),
+      summary: 'V-9 is off the VPN',
+    });
+    await worded.close();
+    const refused = await fetch(`${base}/api/events/stream?format=text`);
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(await refused.json())).toContain('query.format: must be cloudevent or envelope');
+    // The log's items carry the same sentence.
+    const page = (await (await fetch(`${base}/api/events?subject=vehicle/V-9`)).json()) as {
+      items: Array<{ event: { id: string }; summary: string }>;
+    };
+    expect(page.items.map((item) => [item.event.id, item.summary])).toEqual([[id, 'V-9 is off the VPN']]);
+  });
+
   it('resumes after Last-Event-ID: replays what was missed, then goes live, nothing doubled', async () => {
     const before = await tailConnections();
     const first = await open('/api/events/stream?subject=vehicle/V-2');

@@ -16,6 +16,8 @@ export interface TailEvent {
   subject: string;
   time: string;
   data: Record<string, unknown>;
+  /** The sentence fleetwatch says the event in, when the API sent it. */
+  summary?: string;
 }
 
 /** The page keeps at most this many events (the oldest go first). */
@@ -98,9 +100,19 @@ function short(value: unknown): string {
 }
 
 /**
- * What an event says, in one line: its `summary` when it has one (few do; the sentences the
- * receivers write are not in the API), else the key data — `previous → current` when both are
- * there, then the other fields (at most `maxFields`).
+ * An event in one line: the sentence the API sent with it (as the CLI and the notifications word
+ * it), else what its data says (`summarize`).
+ */
+export function sayEvent(event: { summary?: string; data: Record<string, unknown> }, maxFields = 4): string {
+  return typeof event.summary === 'string' && event.summary !== ''
+    ? event.summary
+    : summarize(event.data, maxFields);
+}
+
+/**
+ * What an event's data says, in one line: its `summary` field when it has one (a configuration
+ * change's), else the key data — `previous → current` when both are there, then the other fields
+ * (at most `maxFields`).
  */
 export function summarize(data: Record<string, unknown>, maxFields = 4): string {
   const summary = data['summary'];

@@ -11,6 +11,8 @@ export interface StreamedEvent {
   subject: string;
   time: string;
   data: Record<string, unknown>;
+  /** The sentence fleetwatch says the event in (the stream's `envelope` format). */
+  summary?: string;
 }
 
 export type StreamState = 'connecting' | 'open' | 'closed';
@@ -35,6 +37,8 @@ export function followEvents(
   onGap: (gap: StreamGap) => void = () => {},
 ): () => void {
   const url = new URL('/api/events/stream', window.location.origin);
+  // Each event with its sentence: the page shows events to people, as the CLI words them.
+  url.searchParams.set('format', 'envelope');
   if (filter.type) url.searchParams.set('type', filter.type);
   if (filter.subject) url.searchParams.set('subject', filter.subject);
   if (filter.from) url.searchParams.set('lastEventId', filter.from);
@@ -44,8 +48,15 @@ export function followEvents(
   source.onerror = () => onState(source.readyState === EventSource.CLOSED ? 'closed' : 'connecting');
   source.onmessage = (message) => {
     try {
-      const event = JSON.parse(message.data) as Omit<StreamedEvent, 'streamId'>;
-      onEvent({ ...event, streamId: message.lastEventId });
+      const { event, summary } = JSON.parse(message.data) as {
+        event: Omit<StreamedEvent, 'streamId' | 'summary'>;
+        summary?: unknown;
+      };
+      onEvent({
+        ...event,
+        streamId: message.lastEventId,
+        ...(typeof summary === 'string' ? { summary } : {}),
+      });
     } catch {
       // A line that is not an event (a comment, a heartbeat) says nothing.
     }

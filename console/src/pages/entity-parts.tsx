@@ -5,7 +5,7 @@ import { Confirm } from '../components/confirm.js';
 import { ErrorLine } from '../components/error-line.js';
 import { Time } from '../components/time-cell.js';
 import { ApiError, api } from '../lib/api.js';
-import { summarize } from '../lib/event-tail.js';
+import { sayEvent } from '../lib/event-tail.js';
 import { type EntityBase, type EntityKind, entityPath } from '../lib/fleet.js';
 import { href } from '../lib/router.js';
 import { type Access, mayOperate } from '../lib/session.js';
@@ -36,6 +36,8 @@ export interface LoggedEvent {
     data: { severity?: string; previous?: unknown; current?: unknown; [key: string]: unknown };
   };
   muted?: { reason: string; by: string };
+  /** The sentence fleetwatch says the event in. */
+  summary?: string;
 }
 
 interface EventPage {
@@ -62,6 +64,7 @@ export function useSubjectStream(subject: string, onEvent: (event: LoggedEvent) 
               time: event.time,
               data: event.data,
             },
+            ...(event.summary === undefined ? {} : { summary: event.summary }),
           }),
         setState,
       ),
@@ -121,14 +124,14 @@ export function Timeline({ subject, live }: { subject: string; live: LoggedEvent
             </tr>
           </thead>
           <tbody>
-            {rows.map(({ streamId, event, muted }) => (
+            {rows.map(({ streamId, event, muted, summary }) => (
               <tr key={streamId}>
                 <td>
                   <Time iso={event.time} />
                 </td>
                 <td class="mono">{event.type}</td>
                 <td>
-                  {summarize(event.data, 2)}
+                  {sayEvent({ data: event.data, ...(summary === undefined ? {} : { summary }) }, 2)}
                   {muted ? <span class="hint"> · {muted.reason}</span> : null}
                 </td>
                 <td class={`wide-only severity-${event.data.severity ?? 'info'}`}>

@@ -9,7 +9,7 @@ import {
   isGlob,
   MAX_TAIL_EVENTS,
   prepend,
-  summarize,
+  sayEvent,
   type TailFilter,
   tailMatcher,
 } from '../lib/event-tail.js';
@@ -31,7 +31,7 @@ import type { PageProps } from './index.js';
 const INITIAL_EVENTS = 100;
 
 interface EventPage {
-  items: Array<{ streamId: string; event: Omit<StreamedEvent, 'streamId'> }>;
+  items: Array<{ streamId: string; event: Omit<StreamedEvent, 'streamId' | 'summary'>; summary?: string }>;
   lastStreamId: string | null;
 }
 
@@ -94,7 +94,13 @@ export function EventsPage({ route }: PageProps) {
         try {
           const page = await api<EventPage>('/api/events', { query: { ...query, limit: INITIAL_EVENTS } });
           if (cancelled) return;
-          arrive(page.items.map(({ streamId, event }) => ({ ...event, streamId })));
+          arrive(
+            page.items.map(({ streamId, event, summary }) => ({
+              ...event,
+              streamId,
+              ...(summary === undefined ? {} : { summary }),
+            })),
+          );
           from = page.lastStreamId ?? undefined;
         } catch (caught) {
           if (!cancelled) setError(caught as ApiError);
@@ -207,7 +213,7 @@ export function EventsPage({ route }: PageProps) {
                   <td>
                     {entity ? <a href={href(entity.page, entity.id)}>{event.subject}</a> : event.subject}
                   </td>
-                  <td class="wide-only summary">{summarize(event.data)}</td>
+                  <td class="wide-only summary">{sayEvent(event)}</td>
                   <td class={`severity-${severity}`}>{severity}</td>
                 </tr>
               );

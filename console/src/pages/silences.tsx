@@ -68,6 +68,8 @@ export function SilencesPage({ route, access }: PageProps) {
       <h1 id="page-title">Silences</h1>
       {creating ? (
         <SilenceForm
+          // A new "silence this" link followed while the form is open fills it anew.
+          key={route.query.toString()}
           access={access}
           prefill={route.query}
           onCreated={() => {

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { describeEvent } from '../../events/describe.js';
 import { linkedSignal } from '../../lib/linked-signal.js';
 import type { EventLogEntry, EventTail } from '../../store/event-log.js';
 import type { RouteContext } from '../context.js';
@@ -14,6 +15,9 @@ import { eventFilterFields } from './events.js';
  *
  * - Each event is `id: <stream id>` + `data: <CloudEvent JSON>` (default `message` type; the
  *   CloudEvent's own `type` is in the data). Filters: `?type=` (glob) and `?subject=` (exact).
+ *   With `?format=envelope` the data is `{event, summary}` instead, the event with the sentence
+ *   fleetwatch says it in (as `/api/events` items carry it): for a page that shows events to
+ *   people, which cannot word them itself. The CloudEvent is the same either way.
  * - Resumable: a reconnecting EventSource sends `Last-Event-ID` (or pass `?lastEventId=`); the
  *   stream first replays every matching event logged after that id, then goes live, with nothing
  *   missed or doubled in between (one XREAD cursor from that id on). When the log may have been
@@ -30,6 +34,10 @@ import { eventFilterFields } from './events.js';
 const streamQuery = z.strictObject({
   ...eventFilterFields,
   lastEventId: streamId.optional(),
+  format: z
+    .enum(['cloudevent', 'envelope'], { error: 'must be cloudevent or envelope' })
+    .optional()
+    .describe('`cloudevent` (the default): each data is the CloudEvent; `envelope`: `{event, summary}`'),
 });
 
 declare module 'fastify' {
@@ -39,8 +47,9 @@ declare module 'fastify' {
   }
 }
 
-function frame(entry: EventLogEntry): string {
-  return `id: ${entry.streamId}\ndata: ${JSON.stringify(entry.event)}\n\n`;
+function frame(entry: EventLogEntry, envelope: boolean): string {
+  const data = envelope ? { event: entry.event, summary: describeEvent(entry.event) } : entry.event;
+  return `id: ${entry.streamId}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -81,7 +90,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         doc: {
           summary: 'The event log, live, as server-sent events',
           description:
-            'Each event is `id: <stream id>` and `data: <CloudEvent>`. Resumable with `Last-Event-ID` (or `lastEventId`): the matching events after it are replayed first; `event: gap` says when the capped log may have lost some.',
+            'Each event is `id: <stream id>` and `data: <CloudEvent>` (with `format=envelope`, `data: {event, summary}`: the CloudEvent and the sentence fleetwatch says it in). Resumable with `Last-Event-ID` (or `lastEventId`): the matching events after it are replayed first; `event: gap` says when the capped log may have lost some.',
           tag: 'Events',
           query: streamQuery,
           responses: {
@@ -158,7 +167,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         if (gap) opening += `event: gap\ndata: ${JSON.stringify(gap)}\n\n`;
         if (await send(res, opening, signal)) {
           for await (const entry of tail) {
-            if (!(await send(res, frame(entry), signal))) break;
+            if (!(await send(res, frame(entry, query.format === 'envelope'), signal))) break;
           }
         }
       } catch (error) {

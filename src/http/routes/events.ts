@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { describeEvent } from '../../events/describe.js';
 import { MuteMarks } from '../../notifiers/muting/mute-marks.js';
 import { DEFAULT_RANGE_LIMIT, MAX_RANGE_LIMIT } from '../../store/event-log.js';
 import { eventSince, eventStreamId, eventSubject, eventTypeGlob } from '../../store/event-query.js';
@@ -42,10 +43,10 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
         doc: {
           summary: 'The event log, oldest first',
           description:
-            "Without `since`: the newest `limit` matching events. With `since` (a stream id, exclusive, or an ISO 8601 time, inclusive): the first `limit` after it; page forward with `lastStreamId`. With `before` (a stream id, exclusive; not with `since`): the newest `limit` before it; page back with the first item's `streamId`. An event kept out of notifications carries `muted`.",
+            "Without `since`: the newest `limit` matching events. With `since` (a stream id, exclusive, or an ISO 8601 time, inclusive): the first `limit` after it; page forward with `lastStreamId`. With `before` (a stream id, exclusive; not with `since`): the newest `limit` before it; page back with the first item's `streamId`. Each item carries `summary`, the sentence fleetwatch says the event in (as the CLI and the notifications word it); an event kept out of notifications carries `muted`.",
           tag: 'Events',
           query: rangeQuery,
-          responses: { 200: '`{items: [{streamId, event, muted?}], lastStreamId}`' },
+          responses: { 200: '`{items: [{streamId, event, summary, muted?}], lastStreamId}`' },
         },
       },
     },
@@ -66,7 +67,8 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
       const muted = await marks.read(entries.map((entry) => entry.event.id));
       const items = entries.map((entry) => {
         const mark = muted.get(entry.event.id);
-        return mark ? { ...entry, muted: mark } : entry;
+        const item = { ...entry, summary: describeEvent(entry.event) };
+        return mark ? { ...item, muted: mark } : item;
       });
       return { items, lastStreamId: items.at(-1)?.streamId ?? null };
     },

@@ -56,6 +56,10 @@ describe('the Live events page', () => {
       .toBe(1);
     rig.sim.control.updateRobot(robot!.deviceId, { healthy: false });
     await rowOf('robot.health.down').waitFor({ timeout: 30_000 });
+    // In words, as the CLI and the notifications say it, not as field names.
+    await expect(rowOf('robot.health.down').textContent()).resolves.toContain(
+      `${robot!.deviceId} fails its health check`,
+    );
     await expect(rows.filter({ hasText: 'vehicle.vpn.disconnected' }).count()).resolves.toBe(0);
     await expect(
       rowOf('robot.health.down').getByRole('link', { name: subject }).getAttribute('href'),

@@ -42,15 +42,20 @@ describe('the Silences page', () => {
     if (!rig) return context.skip(NO_CHROMIUM);
     const { page, errors, context: browserContext } = await rig.newPage();
     await rig.logIn(page);
+    // A link for another incident first; the next one, followed while the form is open, fills it anew.
+    await page.goto(`${rig.address}/#/silences/new?type=robot.health.down&comment=rb-0007`);
+    await expect
+      .poll(() => page.getByRole('form', { name: 'New silence' }).getByLabel('Matchers').inputValue())
+      .toBe('type=robot.health.down');
     // As a chat message links here: one matcher line per `matchers`, a comment to start from.
     await page.goto(
       `${rig.address}/#/silences/new?matchers=type%3Dvehicle.vpn.*&matchers=subject%3Dvehicle%2Fveh-0003&comment=re%3A+veh-0003+is+off+the+VPN`,
     );
 
     const form = page.getByRole('form', { name: 'New silence' });
-    await expect(form.getByLabel('Matchers').inputValue()).resolves.toBe(
-      'type=vehicle.vpn.*\nsubject=vehicle/veh-0003',
-    );
+    await expect
+      .poll(() => form.getByLabel('Matchers').inputValue())
+      .toBe('type=vehicle.vpn.*\nsubject=vehicle/veh-0003');
     await expect(form.getByLabel('Comment').inputValue()).resolves.toBe('re: veh-0003 is off the VPN');
     await expect(form.getByLabel('Created by').inputValue()).resolves.toBe('ops-console');
 
