@@ -117,7 +117,7 @@ export function Timeline({ subject, live }: { subject: string; live: LoggedEvent
             <tr>
               <th scope="col">Time</th>
               <th scope="col">Event</th>
-              <th scope="col">Change</th>
+              <th scope="col">What</th>
               <th scope="col" class="wide-only">
                 Severity
               </th>
