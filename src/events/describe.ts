@@ -99,7 +99,7 @@ function listDetail(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): strin
   const name = event.subject.slice(event.subject.indexOf('/') + 1);
   const noun = LIST_NOUNS[name] ?? { one: 'entity', many: 'entities' };
   const first = Array.isArray(examples) ? (examples[0] as { message?: unknown } | undefined) : undefined;
-  const example = typeof first?.message === 'string' ? ` (${first.message})` : '';
+  const example = typeof first?.message === 'string' ? `; e.g. ${first.message}` : '';
   const named = count(rejected) - count(unnamed);
   const unseen =
     named > 0 && name === 'fleet'
@@ -109,7 +109,8 @@ function listDetail(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): strin
     count(unnamed) > 0
       ? `; ${count(unnamed)} ${count(unnamed) === 1 ? 'names' : 'name'} no ${noun.one}: a new ${noun.one} behind ${count(unnamed) === 1 ? 'it' : 'them'} is not discovered`
       : '';
-  return `: ${count(rejected)} of ${count(elements)} elements${example}${unseen}${nameless}`;
+  // The example last: a title cut short (Slack's header) keeps what is not watched.
+  return `: ${count(rejected)} of ${count(elements)} elements${unseen}${nameless}${example}`;
 }
 
 /**

@@ -138,7 +138,7 @@ describe('describeEvent', () => {
         data: { severity: 'warning', rejected: 1, elements: 50, unnamed: 0, examples },
       }),
     ).toBe(
-      'the fleet API lists elements not as the spec says: 1 of 50 elements (vehicle "veh-0050": ipAddress: expected a string); the vehicle it names is not watched for VPN state and address',
+      'the fleet API lists elements not as the spec says: 1 of 50 elements; the vehicle it names is not watched for VPN state and address; e.g. vehicle "veh-0050": ipAddress: expected a string',
     );
     expect(
       describeEvent({
@@ -147,7 +147,7 @@ describe('describeEvent', () => {
         data: { severity: 'warning', rejected: 3, elements: 40, unnamed: 2, examples },
       }),
     ).toBe(
-      'the robot gateway lists elements not as the spec says: 3 of 40 elements (vehicle "veh-0050": ipAddress: expected a string); 2 name no robot: a new robot behind them is not discovered',
+      'the robot gateway lists elements not as the spec says: 3 of 40 elements; 2 name no robot: a new robot behind them is not discovered; e.g. vehicle "veh-0050": ipAddress: expected a string',
     );
     expect(
       describeEvent({
