@@ -90,8 +90,9 @@ const LIST_NOUNS: Readonly<Record<string, { one: string; many: string }>> = {
 };
 
 /**
- * `monitor.list.unreadable`: how much of the list, the first element's fault, and what fleetwatch
- * does not see because of it.
+ * `monitor.list.unreadable`: how much of the list, what fleetwatch does not see because of it (a
+ * robot an element names keeps its own pollers, so only the vehicles' and the nameless ones'), and
+ * the first element's fault.
  */
 function listDetail(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): string {
   if (event.type !== EVENT.listUnreadable) return '';

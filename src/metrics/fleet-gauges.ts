@@ -39,7 +39,10 @@ import { Tally } from './tally.js';
  * fires it also stores it.
  */
 
-/** A fleet reading plus the monitor's own incidents: per upstream whether it is degraded, per poller whether it is behind. */
+/**
+ * A fleet reading plus the monitor's own incidents: per upstream whether it is degraded, per poller
+ * whether it is behind, per list whether it holds elements not as the spec says.
+ */
 export interface FleetGaugeReading {
   fleet: FleetReading;
   degraded: ReadonlyMap<string, boolean>;
