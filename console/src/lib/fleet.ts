@@ -75,11 +75,26 @@ export interface RobotView extends EntityBase {
 
 export type EntityView<Kind extends EntityKind> = Kind extends 'vehicle' ? VehicleView : RobotView;
 
+/** An element of the latest list that is not as the spec says. */
+export interface RejectedElement {
+  index: number;
+  id: string | null;
+  code: string;
+  message: string;
+}
+
+/** The list itself, as of its latest read: when it answered, its failure, its elements not as the spec says. */
+export interface ListView {
+  lastSeenAt: string | null;
+  lastError: ErrorView | null;
+  rejected: { count: number; elements: RejectedElement[] };
+}
+
 export interface FleetPage<T> {
   items: T[];
   nextCursor: string | null;
   total: number;
-  list: { lastSeenAt: string | null; lastError: ErrorView | null };
+  list: ListView;
 }
 
 /** The API's largest page (`?limit=`, README "HTTP API"). */
@@ -97,7 +112,7 @@ export function entityPath(kind: EntityKind, id: string): string {
  */
 export async function loadFleet<Kind extends EntityKind>(
   kind: Kind,
-  onPage: (items: EntityView<Kind>[], loaded: number, total: number) => void,
+  onPage: (items: EntityView<Kind>[], loaded: number, total: number, list: ListView) => void,
   signal: AbortSignal,
 ): Promise<void> {
   let cursor: string | undefined;
@@ -108,7 +123,7 @@ export async function loadFleet<Kind extends EntityKind>(
       signal,
     });
     loaded += page.items.length;
-    onPage(page.items, loaded, page.total);
+    onPage(page.items, loaded, page.total, page.list);
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined && !signal.aborted);
 }

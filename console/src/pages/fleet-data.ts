@@ -1,6 +1,13 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../lib/api.js';
-import { type EntityKind, type EntityView, entityPath, loadFleet, parseSubject } from '../lib/fleet.js';
+import {
+  type EntityKind,
+  type EntityView,
+  entityPath,
+  type ListView,
+  loadFleet,
+  parseSubject,
+} from '../lib/fleet.js';
 import { followEvents, type StreamState } from '../lib/stream.js';
 
 /**
@@ -18,6 +25,8 @@ export interface FleetRows<Kind extends EntityKind> {
   /** Loaded so far, and how many the API said there are. */
   loaded: number;
   total: number | undefined;
+  /** The list itself as of the load: its failure, its elements not as the spec says. */
+  list: ListView | undefined;
   loading: boolean;
   error: ApiError | undefined;
   /** When the full load started (the data's age is counted from it). */
@@ -31,6 +40,7 @@ interface State<Kind extends EntityKind> {
   rows: EntityView<Kind>[];
   loaded: number;
   total: number | undefined;
+  list: ListView | undefined;
   loading: boolean;
   error: ApiError | undefined;
   loadedAt: number | undefined;
@@ -45,6 +55,7 @@ export function useFleetRows<Kind extends EntityKind>(kind: Kind, changed: Set<s
     rows: [],
     loaded: 0,
     total: undefined,
+    list: undefined,
     loading: true,
     error: undefined,
     loadedAt: undefined,
@@ -65,6 +76,7 @@ export function useFleetRows<Kind extends EntityKind>(kind: Kind, changed: Set<s
       rows: [],
       loaded: 0,
       total: undefined,
+      list: undefined,
       loading: true,
       error: undefined,
       loadedAt: Date.now(),
@@ -72,11 +84,11 @@ export function useFleetRows<Kind extends EntityKind>(kind: Kind, changed: Set<s
     });
     loadFleet(
       kind,
-      (items, loaded, total) => {
+      (items, loaded, total, list) => {
         if (controller.signal.aborted) return; // a page of the load a refresh replaced
         // A new array each page (the table re-sorts what arrived so far), keeping the rows a live
         // update replaced meanwhile.
-        setState((previous) => ({ ...previous, rows: previous.rows.concat(items), loaded, total }));
+        setState((previous) => ({ ...previous, rows: previous.rows.concat(items), loaded, total, list }));
       },
       controller.signal,
     ).then(

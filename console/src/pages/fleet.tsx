@@ -4,7 +4,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ErrorLine } from '../components/error-line.js';
 import { Time } from '../components/time-cell.js';
 import { VirtualRows } from '../components/virtual-rows.js';
-import type { EntityKind, EntityView, RobotView, StatusPair, VehicleView } from '../lib/fleet.js';
+import type { EntityKind, EntityView, ListView, RobotView, StatusPair, VehicleView } from '../lib/fleet.js';
 import { href } from '../lib/router.js';
 import { age } from '../lib/time.js';
 import { type FleetRows, useFleetChanges, useFleetRows } from './fleet-data.js';
@@ -364,6 +364,7 @@ function FleetTable<T extends EntityView<EntityKind>>({
         </p>
       ) : null}
       <ErrorLine error={data.error} />
+      <ListNotice list={data.list} kind={table.kind} now={now} />
       <p class="hint" role="status">
         {shown.length === rows.length
           ? `${rows.length.toLocaleString('en')} ${noun}`
@@ -398,6 +399,37 @@ function FleetTable<T extends EntityView<EntityKind>>({
         ))}
         row={(row) => table.columns.map((column) => <td key={column.key}>{column.cell(row, now)}</td>)}
       />
+    </>
+  );
+}
+
+/**
+ * What the list itself says, when it is not all well: its latest read failed (the table is the
+ * fleet as last read), or some of its elements are not as the spec says (what they carry is not
+ * watched; README, *One bad record never blinds the fleet*).
+ */
+function ListNotice({ list, kind, now }: { list: ListView | undefined; kind: EntityKind; now: number }) {
+  if (!list) return null;
+  const failed = list.lastError;
+  const { count, elements } = list.rejected;
+  const first = elements[0];
+  return (
+    <>
+      {failed ? (
+        <p class="error" role="alert">
+          The latest {kind} list failed: {failed.message}. The table shows the {kind}s as last read
+          {list.lastSeenAt ? ` (${age(list.lastSeenAt, now)})` : ''}.
+        </p>
+      ) : null}
+      {count > 0 ? (
+        <p class="list-rejected" role="status">
+          {count.toLocaleString('en')} {count === 1 ? 'element' : 'elements'} of the {kind} list{' '}
+          {count === 1 ? 'is' : 'are'} not as the spec says: fleetwatch cannot watch what{' '}
+          {count === 1 ? 'it carries' : 'they carry'}
+          {kind === 'vehicle' ? ' (the VPN state and address of the vehicles they name)' : ''}.
+          {first ? ` First: ${first.message}` : ''}
+        </p>
+      ) : null}
     </>
   );
 }

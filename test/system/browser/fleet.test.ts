@@ -118,4 +118,38 @@ describe('the fleet page', () => {
     expect(errors.filter((message) => !/status of 401/.test(message))).toEqual([]);
     await browserContext.close();
   });
+
+  it('says when elements of the list are not as the spec says, and stops saying it once they are', {
+    timeout: 90_000,
+  }, async (context) => {
+    if (!rig) return context.skip(NO_CHROMIUM);
+    const rejected = async () => {
+      const response = await fetch(`${rig!.address}/api/vehicles?limit=1`, {
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      });
+      return ((await response.json()) as { list: { rejected: { count: number } } }).list.rejected.count;
+    };
+    rig.sim.control.updateVehicle('veh-0050', { listFields: { ipAddress: null } });
+    await expect.poll(rejected, { timeout: 30_000 }).toBe(1);
+    const { page, errors, context: browserContext } = await rig.newPage();
+    await rig.logIn(page);
+    await page.goto(`${rig.address}/#/fleet`);
+    const notice = page.getByRole('status').filter({ hasText: 'of the vehicle list' });
+    await expect
+      .poll(() => notice.textContent(), { timeout: 30_000 })
+      .toMatch(
+        /^1 element of the vehicle list is not as the spec says: fleetwatch cannot watch what it carries \(the VPN state and address of the vehicles they name\)\. First: .*veh-0050.*ipAddress/,
+      );
+
+    rig.sim.control.updateVehicle('veh-0050', { listFields: null });
+    await expect.poll(rejected, { timeout: 30_000 }).toBe(0);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /vehicles$/ })
+      .waitFor();
+    await expect.poll(() => notice.count(), { timeout: 30_000 }).toBe(0);
+    expect(errors.filter((message) => !/status of 401/.test(message))).toEqual([]);
+    await browserContext.close();
+  });
 });
