@@ -83,11 +83,8 @@ function paceDetail(event: Pick<FleetEvent, 'type' | 'data'>): string {
   return `: ${count(waiting)} of ${count(shards)} shards had waited a whole interval (${describeDuration(count(intervalMs))}) for a worker; every entity is still polled, less often`;
 }
 
-/** The entities each upstream's list holds (`upstream/<name>` of `monitor.list.unreadable`). */
-const LIST_NOUNS: Readonly<Record<string, { one: string; many: string }>> = {
-  fleet: { one: 'vehicle', many: 'vehicles' },
-  robots: { one: 'robot', many: 'robots' },
-};
+/** The kind of entity each upstream's list holds (`upstream/<name>` of `monitor.list.unreadable`). */
+const LIST_KINDS: Readonly<Record<string, string>> = { fleet: 'vehicle', robots: 'robot' };
 
 /**
  * `monitor.list.unreadable`: how much of the list, what fleetwatch does not see because of it (a
@@ -98,7 +95,7 @@ function listDetail(event: Pick<FleetEvent, 'type' | 'subject' | 'data'>): strin
   if (event.type !== EVENT.listUnreadable) return '';
   const { rejected, elements, unnamed, examples } = event.data;
   const name = event.subject.slice(event.subject.indexOf('/') + 1);
-  const noun = LIST_NOUNS[name] ?? { one: 'entity', many: 'entities' };
+  const noun = NOUNS[LIST_KINDS[name] ?? ''] ?? ENTITY;
   const first = Array.isArray(examples) ? (examples[0] as { message?: unknown } | undefined) : undefined;
   const example = typeof first?.message === 'string' ? `; e.g. ${first.message}` : '';
   const named = count(rejected) - count(unnamed);
